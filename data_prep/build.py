@@ -1,0 +1,113 @@
+"""Build every processed file from the raw releases:
+
+    <processed_dir>/<source>.<split>.jsonl      canonical records (qasrl-bank, qasrl-gs, qanom)
+    <processed_dir>/qasrl-bank.train-offline.jsonl   Bank dev+test minus every evaluation document
+    <processed_dir>/consistency.<split>.jsonl   QASemConsistency entailment examples
+    <processed_dir>/qanom-candidates.<split>.jsonl, qanom-predicates.<split>.jsonl  predicate detection
+    <processed_dir>/stats.json                  {source: {split: {sentences, predicates, questions, skipped}}}
+
+Run: python -m data_prep.build paths.data_dir=../shared/data
+"""
+from __future__ import annotations
+
+import json
+import logging
+from pathlib import Path
+
+import hydra
+from omegaconf import DictConfig
+
+from data_prep.leakage import check_no_leakage, drop_documents, evaluation_documents
+from data_prep.predicate_detector import read_predicate_detector
+from data_prep.qanom import read_qanom
+from data_prep.qasrl_bank import read_qasrl_bank
+from data_prep.qasrl_gs import read_qasrl_gs
+from data_prep.records import DataFormatError, SkipCounter, write_jsonl
+from data_prep.stats import record_stats, stats_table
+
+log = logging.getLogger(__name__)
+
+OFFLINE_SPLIT = "train-offline"
+# The files a model may be trained on; `check_leakage` reads these back from disk.
+TRAINING_FILES = ("qanom.train.jsonl", f"qasrl-bank.{OFFLINE_SPLIT}.jsonl")
+EVALUATION_FILES = ("qasrl-gs.dev.jsonl", "qasrl-gs.test.jsonl", "qanom.dev.jsonl", "qanom.test.jsonl")
+
+
+def build(data_dir: str | Path, out_dir: str | Path, sources=("qasrl-bank", "qasrl-gs", "qanom",
+                                                              "consistency", "predicate-detector")) -> dict:
+    data_dir, out_dir = Path(data_dir), Path(out_dir)
+    if not data_dir.is_dir():
+        raise DataFormatError(f"data directory {data_dir.resolve()} does not exist "
+                              "(set paths.data_dir=DIR or QASEM_DATA_DIR)")
+    stats: dict = {}
+    records: dict[tuple[str, str], list[dict]] = {}
+
+    def emit(source, split, recs, n_sentences, skipped, merged=0):
+        write_jsonl(out_dir / f"{source}.{split}.jsonl", recs)
+        records[(source, split)] = recs
+        stats.setdefault(source, {})[split] = record_stats(recs, n_sentences, skipped)
+        if merged:
+            stats[source][split]["merged_repeated_questions"] = merged
+
+    if "qasrl-bank" in sources:
+        for split in ("dev", "test"):
+            recs, skipped, n = read_qasrl_bank(data_dir / "qasrl-bank-v2" / "orig" / f"{split}.jsonl.gz", split)
+            emit("qasrl-bank", split, recs, n, skipped)
+    if "qasrl-gs" in sources:
+        for split in ("dev", "test"):
+            recs, skipped, n, merged = read_qasrl_gs(data_dir / "qasrl-gs", split, data_dir)
+            emit("qasrl-gs", split, recs, n, skipped, merged)
+    if "qanom" in sources:
+        for split in ("train", "dev", "test"):
+            recs, candidates, skipped, n, merged = read_qanom(data_dir / "qanom" / f"annot.{split}.csv", split)
+            emit("qanom", split, recs, n, skipped, merged)
+            write_jsonl(out_dir / f"qanom-candidates.{split}.jsonl", candidates)
+    if {"qasrl-bank", "qasrl-gs", "qanom"} <= set(sources):
+        eval_docs = evaluation_documents(*(records[k] for k in [("qasrl-gs", "dev"), ("qasrl-gs", "test"),
+                                                                 ("qanom", "dev"), ("qanom", "test")]))
+        offline = [dict(r, split=OFFLINE_SPLIT) for split in ("dev", "test")
+                   for r in drop_documents(records[("qasrl-bank", split)], eval_docs)]
+        emit("qasrl-bank", OFFLINE_SPLIT, offline, None, SkipCounter())
+        check_leakage(out_dir)
+    if "consistency" in sources:
+        from data_prep.consistency import read_consistency
+
+        for split in ("dev", "test"):
+            examples, skipped = read_consistency(data_dir / "qasem-consistency" / f"{split}.jsonl", split)
+            write_jsonl(out_dir / f"consistency.{split}.jsonl", examples)
+            stats.setdefault("consistency", {})[split] = {
+                "sentences": len({e["response_id"] for e in examples}),  # responses
+                "predicates": len({(e["response_id"], e["predicate_index"]) for e in examples}),
+                "questions": len(examples),
+                "skipped": dict(sorted(skipped.items())),
+            }
+    if "predicate-detector" in sources:
+        for split in ("train", "dev", "test"):
+            sents, skipped = read_predicate_detector(data_dir / "qanom" / "predicate-detector" / f"{split}.txt", split)
+            write_jsonl(out_dir / f"qanom-predicates.{split}.jsonl", sents)
+            stats.setdefault("qanom-predicates", {})[split] = {
+                "sentences": len(sents), "predicates": sum(s["labels"].count("True") for s in sents),
+                "questions": 0, "skipped": dict(skipped)}
+    (out_dir / "stats.json").write_text(json.dumps(stats, indent=2) + "\n")
+    return stats
+
+
+def check_leakage(out_dir: str | Path) -> None:
+    """Read the training and evaluation files back from disk and fail on any shared document."""
+    from data_prep.records import read_jsonl
+
+    out_dir = Path(out_dir)
+    eval_docs = evaluation_documents(*(list(read_jsonl(out_dir / f)) for f in EVALUATION_FILES))
+    check_no_leakage({f: list(read_jsonl(out_dir / f)) for f in TRAINING_FILES}, eval_docs)
+    log.info("leakage check passed: %d evaluation documents, none in %s", len(eval_docs), ", ".join(TRAINING_FILES))
+
+
+@hydra.main(version_base="1.3", config_path="../conf", config_name="build")
+def main(cfg: DictConfig) -> None:
+    stats = build(cfg.paths.data_dir, cfg.paths.processed_dir, tuple(cfg.sources))
+    print(stats_table(stats))
+    print(f"\nwrote {Path(cfg.paths.processed_dir).resolve()}/stats.json")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,66 @@
+"""Publishing a checkpoint folder to the Hugging Face Hub, with a model card that carries the
+eval results as model-index metadata. The endpoint comes from HF_ENDPOINT (tests point it at a
+local server), the token from HF_TOKEN or the cached login: never from a config.
+
+A failed push never touches the local folder: it is logged with the reason and returns None.
+"""
+from __future__ import annotations
+
+import logging
+import os
+from pathlib import Path
+
+from huggingface_hub import EvalResult, HfApi, ModelCard, ModelCardData
+
+log = logging.getLogger(__name__)
+
+
+def write_model_card(folder: str | Path, *, model_name: str, description: str,
+                     results: list[dict], datasets: list[str], command: str,
+                     base_model: str | None = None, tags: list[str] | None = None) -> Path:
+    """Write README.md (a model card) into `folder`.
+
+    `results`: [{"task_type", "dataset_type", "dataset_name", "dataset_split", "metric_type",
+    "metric_name", "value"}], values as reported (fractions in [0, 1]).
+    """
+    eval_results = [
+        EvalResult(task_type=r["task_type"], dataset_type=r["dataset_type"],
+                   dataset_name=r["dataset_name"], dataset_split=r.get("dataset_split"),
+                   metric_type=r["metric_type"], metric_name=r.get("metric_name"),
+                   metric_value=round(float(r["value"]), 4))
+        for r in results
+    ]
+    data = ModelCardData(language="en", license="mit", library_name="transformers",
+                         datasets=datasets, tags=tags or [], base_model=base_model,
+                         model_name=model_name, eval_results=eval_results or None)
+    rows = "\n".join(f"| {r['dataset_name']} | {r.get('dataset_split', '')} | {r.get('metric_name', r['metric_type'])} "
+                     f"| {100 * float(r['value']):.1f} |" for r in results)
+    content = (
+        f"---\n{data.to_yaml()}\n---\n\n# {model_name}\n\n{description}\n\n"
+        f"## Evaluation\n\n| dataset | split | metric | value (%) |\n|---|---|---|---|\n{rows}\n\n"
+        f"## How it was trained\n\n```\n{command}\n```\n"
+    )
+    card = ModelCard(content)
+    path = Path(folder) / "README.md"
+    card.save(path)
+    return path
+
+
+def push_folder(folder: str | Path, repo_id: str, *, private: bool = True,
+                commit_message: str = "Upload checkpoint") -> str | None:
+    """Create the repo (if needed) and upload `folder`. Returns the commit URL, or None on failure
+    (the reason is logged; the local folder stays as it was)."""
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise FileNotFoundError(f"push: checkpoint folder {folder} does not exist")
+    api = HfApi(endpoint=os.environ.get("HF_ENDPOINT"))
+    try:
+        api.create_repo(repo_id, private=private, exist_ok=True)
+        info = api.upload_folder(repo_id=repo_id, folder_path=str(folder), commit_message=commit_message)
+    except Exception as e:  # network, auth, server errors: report and keep the local checkpoint
+        log.error("Push of %s to %s failed (%s: %s); the local checkpoint is kept at %s",
+                  folder, repo_id, type(e).__name__, e, folder)
+        return None
+    url = getattr(info, "commit_url", None) or str(info)
+    log.info("Pushed %s to %s (%s)", folder, repo_id, url)
+    return url

@@ -1,0 +1,64 @@
+"""W&B glue shared by the entry points: one run per job, the resolved config without secrets."""
+from __future__ import annotations
+
+import logging
+import os
+import re
+from typing import Any
+
+from omegaconf import DictConfig, OmegaConf
+
+log = logging.getLogger(__name__)
+
+# Keys whose values must never leave the machine in a logged config.
+_SECRET = re.compile(r"(token|secret|password|api_key|apikey)", re.IGNORECASE)
+
+
+def redact(obj: Any) -> Any:
+    """A copy of a (nested) config dict with every secret-looking key's value replaced."""
+    if isinstance(obj, dict):
+        return {k: ("***" if _SECRET.search(str(k)) and v not in (None, "") else redact(v))
+                for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [redact(v) for v in obj]
+    return obj
+
+
+def resolved_config(cfg: DictConfig) -> dict:
+    return redact(OmegaConf.to_container(cfg, resolve=True, throw_on_missing=False))
+
+
+def init_wandb(cfg: DictConfig, job_type: str, run_dir: str, name: str | None = None):
+    """Start a W&B run when `cfg.logger.enabled`; returns the run or None. Never blocks on the
+    network in offline mode (the run files land in `run_dir/wandb`)."""
+    logger_cfg = cfg.get("logger") or {}
+    if not logger_cfg.get("enabled", False):
+        return None
+    import wandb
+
+    os.environ.setdefault("WANDB_SILENT", "true")
+    run = wandb.init(
+        project=logger_cfg.get("project", "qasem"),
+        entity=logger_cfg.get("entity"),
+        group=logger_cfg.get("group"),
+        tags=list(logger_cfg.get("tags") or []),
+        mode=os.environ.get("WANDB_MODE", logger_cfg.get("mode", "online")),
+        job_type=job_type,
+        name=name,
+        dir=run_dir,
+        config=resolved_config(cfg),
+        reinit="finish_previous",
+    )
+    return run
+
+
+def log_records_table(run, key: str, rows: list[dict], columns: list[str]) -> None:
+    """Log a list of dicts as a W&B table a reviewer can read."""
+    if run is None:
+        return
+    import wandb
+
+    table = wandb.Table(columns=columns)
+    for row in rows:
+        table.add_data(*[row.get(c) for c in columns])
+    run.log({key: table})
