@@ -1,0 +1,9 @@
+#!/usr/bin/env bash
+# Create .venv and install the project with its test tools (idempotent): bash scripts/setup.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+[ -x .venv/bin/python ] || python3 -m venv .venv
+. .venv/bin/activate
+python -m pip install -q --upgrade pip
+# torch==2.13.0 is pinned in pyproject.toml: pip takes the CPU wheel on disk, not a CUDA build.
+python -m pip install -q -e ".[dev]"
