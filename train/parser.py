@@ -1,0 +1,198 @@
+"""Train the QASem parser: records -> text format -> Seq2SeqTrainer, evaluated by generation with
+the QA-SRL metrics on dev, best checkpoint kept by dev UA F1.
+
+    python -m train.parser                       # the README's main job (~15 min on 2 CPU cores)
+    python -m train.parser +experiment=cpu_offline
+    torchrun --nproc_per_node 8 -m train.parser +experiment=t5xl hydra.run.dir=RUN_DIR
+
+Writes into the run directory: checkpoints/ (resumable), best/ (model, tokenizer, generation
+config, qa_format.json), all_results.json, dev_metrics.json, dev_predictions.jsonl.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import os
+from pathlib import Path
+
+import hydra
+import numpy as np
+from omegaconf import DictConfig, OmegaConf
+from transformers import Seq2SeqTrainingArguments, set_seed
+from transformers.trainer_utils import get_last_checkpoint
+
+from data_prep.records import write_jsonl
+from evaluation.qasrl_metrics import evaluate_records
+from models.parser import FORMAT_FILE, PARSER_FILE, QASemParser, decode_texts
+from models.qa_format import get_format
+from models.seq2seq import build_model, build_tokenizer, check_model_config, is_t5
+from train.parser_data import load_split, resolve_processed_dir, tokenize
+from train.seq2seq_trainer import IndexedCollator, ParserTrainer, SaveFormatCallback
+from train.tracking import init_wandb, log_records_table
+from evaluation.report import metrics_table
+
+log = logging.getLogger(__name__)
+
+
+def run_dir_of(cfg: DictConfig) -> Path:
+    from hydra.core.hydra_config import HydraConfig
+
+    if HydraConfig.initialized():
+        return Path(HydraConfig.get().runtime.output_dir)
+    return Path(cfg.get("run_dir") or "outputs/parser")
+
+
+def check_config(cfg: DictConfig) -> None:
+    """Everything that can be wrong before a weight is loaded or a step is taken."""
+    check_model_config(cfg.model)
+    get_format(OmegaConf.to_container(cfg.format, resolve=True) if OmegaConf.is_config(cfg.format) else cfg.format)
+    args = cfg.trainer.args
+    if args.get("fp16") and is_t5(cfg.model):
+        raise ValueError(f"fp16 requested for the T5-family model {cfg.model.get('name') or cfg.model.kind}: "
+                         "T5 overflows to NaN in fp16; use trainer.args.bf16=true (or fp32)")
+
+
+def training_arguments(cfg: DictConfig, run_dir: Path) -> Seq2SeqTrainingArguments:
+    args = OmegaConf.to_container(cfg.trainer.args, resolve=True)
+    args.update(
+        output_dir=str(run_dir / "checkpoints"),
+        predict_with_generate=True,
+        load_best_model_at_end=True,
+        metric_for_best_model="ua_f1",
+        greater_is_better=True,
+        save_strategy=args.get("eval_strategy", "steps"),
+        remove_unused_columns=False,  # the eval set carries `idx` for constrained decoding
+        seed=int(cfg.seed),
+        report_to=["wandb"] if cfg.logger.get("enabled") else [],
+        run_name=cfg.get("run_name"),
+    )
+    if args["save_strategy"] == "steps":
+        args["save_steps"] = args.get("eval_steps")
+    if cfg.deepspeed.get("config"):
+        args["deepspeed"] = OmegaConf.to_container(cfg.deepspeed.config, resolve=True)
+    return Seq2SeqTrainingArguments(**args)
+
+
+def resume_checkpoint(cfg: DictConfig, output_dir: Path) -> str | None:
+    """One rule: an explicit checkpoint path, else the last checkpoint in the run dir."""
+    resume = cfg.get("resume", "auto")
+    if resume in (None, False, "none"):
+        return None
+    if resume != "auto":
+        if not Path(resume).is_dir():
+            raise FileNotFoundError(f"resume={resume}: no such checkpoint folder")
+        return str(resume)
+    return get_last_checkpoint(str(output_dir)) if output_dir.is_dir() else None
+
+
+def train(cfg: DictConfig) -> dict:
+    check_config(cfg)
+    run_dir = run_dir_of(cfg)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    set_seed(int(cfg.seed))
+    fmt = get_format(OmegaConf.to_container(cfg.format, resolve=True) if OmegaConf.is_config(cfg.format) else cfg.format)
+
+    data = cfg.data
+    folder, is_sample = resolve_processed_dir(cfg.paths, list(data.train) + list(data.dev),
+                                               bool(data.get("use_sample", False)))
+    train_records = load_split(folder, list(data.train), "train", data.get("max_train"), cfg.seed, is_sample)
+    dev_records = load_split(folder, list(data.dev), "dev", data.get("max_dev"), cfg.seed, is_sample)
+    log.info("train: %d predicates from %s; dev: %d predicates from %s", len(train_records),
+             list(data.train), len(dev_records), list(data.dev))
+
+    # Under ZeRO-3 the arguments must exist before the model is built (weights load sharded).
+    args = training_arguments(cfg, run_dir)
+    tokenizer = build_tokenizer(cfg.model, fmt)
+    model = build_model(cfg.model, tokenizer)
+    train_ds = tokenize(train_records, fmt, tokenizer, cfg.max_source_length, cfg.max_target_length)
+    dev_ds = tokenize(dev_records, fmt, tokenizer, cfg.max_source_length, cfg.max_target_length, with_index=True)
+    parser = QASemParser(model, tokenizer, fmt, constrained=bool(cfg.constrained_decoding),
+                         max_source_length=int(cfg.max_source_length), device="keep")
+    parser_settings = {"constrained": parser.constrained, "max_source_length": int(cfg.max_source_length)}
+
+    wandb_run = init_wandb(cfg, "train-parser", str(run_dir), name=cfg.get("run_name")) \
+        if int(os.environ.get("RANK", "0")) == 0 else None
+    last_eval: dict = {}
+
+    def compute_metrics(pred) -> dict:
+        ids = np.where(pred.predictions < 0, tokenizer.pad_token_id, pred.predictions)
+        texts = tokenizer.batch_decode(ids, skip_special_tokens=False)
+        preds, counts = decode_texts(fmt, dev_records[:len(texts)], texts)
+        m = evaluate_records(dev_records[:len(texts)], preds)
+        last_eval.update(predictions=preds, metrics=m, counts=counts)
+        out = {f"{kind}_{k}": m[kind][k] for kind in ("ua", "la") for k in ("precision", "recall", "f1")}
+        out.update({f"decode_{k}": v for k, v in counts.items()})
+        return out
+
+    trainer = ParserTrainer(
+        model=model, args=args, train_dataset=train_ds, eval_dataset=dev_ds, processing_class=tokenizer,
+        data_collator=IndexedCollator(tokenizer, model), compute_metrics=compute_metrics,
+        callbacks=[SaveFormatCallback(fmt.to_json(), json.dumps(parser_settings))],
+        parser=parser, eval_records=dev_records,
+    )
+    checkpoint = resume_checkpoint(cfg, Path(args.output_dir))
+    if checkpoint:
+        log.info("resuming from %s", checkpoint)
+    train_result = trainer.train(resume_from_checkpoint=checkpoint)
+
+    # The best checkpoint (by dev UA F1) is loaded now; evaluate it once more to get its predictions.
+    eval_metrics = trainer.evaluate()
+    metrics = {**train_result.metrics, **eval_metrics, "best_checkpoint": trainer.state.best_model_checkpoint,
+               "train_predicates": len(train_records), "dev_predicates": len(dev_records),
+               "sample_data": is_sample}
+    best_dir = run_dir / "best"
+    trainer.save_model(str(best_dir))  # under ZeRO-3 this gathers the 16-bit weights
+    if trainer.is_world_process_zero():
+        tokenizer.save_pretrained(best_dir)
+        (best_dir / FORMAT_FILE).write_text(fmt.to_json())
+        (best_dir / PARSER_FILE).write_text(json.dumps(parser_settings))
+        write_jsonl(run_dir / "dev_predictions.jsonl", last_eval.get("predictions", []))
+        dev = {**last_eval.get("metrics", {}), "decode": last_eval.get("counts", {})}
+        (run_dir / "dev_metrics.json").write_text(json.dumps(dev, indent=2))
+        (run_dir / "all_results.json").write_text(json.dumps(metrics, indent=2, default=str))
+        print(metrics_table({"dev": dev}, title=f"dev ({len(dev_records)} predicates)"))
+        if is_sample:
+            log.warning("These figures come from the shipped hand-written sample: THEY MEAN NOTHING.")
+        if wandb_run is not None:
+            wandb_run.summary.update({f"dev/{k}": v for k, v in eval_metrics.items() if isinstance(v, (int, float))})
+            log_records_table(wandb_run, "dev_predictions", _table_rows(last_eval.get("predictions", [])),
+                              ["sentence", "predicate", "generated", "qas"])
+        if cfg.hub.get("push"):
+            metrics["hub_url"] = publish(cfg, best_dir, dev)
+    if wandb_run is not None:
+        wandb_run.finish()
+    return metrics
+
+
+def _table_rows(preds: list[dict], limit: int = 200) -> list[dict]:
+    return [{"sentence": " ".join(p["tokens"]), "predicate": p["predicate"], "generated": p.get("generated", ""),
+             "qas": " | ".join(f"{qa['question']} {'; '.join(qa['answer_texts'])}" for qa in p["qas"])}
+            for p in preds[:limit]]
+
+
+def publish(cfg: DictConfig, best_dir: Path, dev: dict) -> str | None:
+    from hydra.core.hydra_config import HydraConfig
+
+    from train.hub import push_folder, write_model_card
+
+    overrides = HydraConfig.get().overrides.task if HydraConfig.initialized() else []
+    command = "python -m train.parser " + " ".join(overrides)
+    results = [{"task_type": "text2text-generation", "dataset_type": "qasrl", "dataset_name": "QA-SRL GS + QANom dev",
+                "dataset_split": "dev", "metric_type": f"{kind}_f1", "metric_name": f"{kind.upper()} F1",
+                "value": dev[kind]["f1"]} for kind in ("ua", "la") if kind in dev]
+    write_model_card(best_dir, model_name=cfg.hub.repo_id.split("/")[-1],
+                     description="QASem parser: reads a sentence with a marked (verbal or nominal) predicate and "
+                                 "writes its QA-SRL question-answer pairs. `qa_format.json` says how to decode.",
+                     results=results, datasets=["biu-nlp/qa_srl2018", "biu-nlp/qanom"], command=command,
+                     base_model=cfg.model.get("name"), tags=["qasrl", "qanom", "qasem"])
+    return push_folder(best_dir, cfg.hub.repo_id, private=bool(cfg.hub.get("private", True)),
+                       commit_message=f"QASem parser, dev UA F1 {dev.get('ua', {}).get('f1', 0):.3f}")
+
+
+@hydra.main(version_base="1.3", config_path="../conf", config_name="train_parser")
+def main(cfg: DictConfig) -> None:
+    train(cfg)
+
+
+if __name__ == "__main__":
+    main()

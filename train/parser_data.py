@@ -1,0 +1,84 @@
+"""Records -> tokenized seq2seq datasets for the parser.
+
+Where records come from, in order: `<processed_dir>/<name>.jsonl` when built; else built now from
+`paths.data_dir` when it holds the releases; else the small hand-written sample that ships with
+the repo (with a loud warning: a result on it means nothing).
+"""
+from __future__ import annotations
+
+import logging
+import random
+from pathlib import Path
+
+from datasets import Dataset
+
+from data_prep.records import read_jsonl
+from models.qa_format import QAFormat
+
+log = logging.getLogger(__name__)
+
+SAMPLE_DIR = Path(__file__).resolve().parents[1] / "data_prep" / "sample"
+RELEASE_MARKERS = ("qasrl-gs", "qanom")
+DEFAULT_DATA_DIR = "data/raw"  # conf/paths/default.yaml when QASEM_DATA_DIR is not set
+
+
+def resolve_processed_dir(paths_cfg, names: list[str], use_sample: bool = False) -> tuple[Path, bool]:
+    """(folder holding `<name>.jsonl` for every name, whether it is the shipped sample)."""
+    if use_sample:
+        return SAMPLE_DIR, True
+    processed = Path(paths_cfg.processed_dir)
+    if all((processed / f"{n}.jsonl").exists() for n in names):
+        return processed, False
+    data_dir = Path(paths_cfg.data_dir)
+    if all((data_dir / m).is_dir() for m in RELEASE_MARKERS):
+        from data_prep.build import build
+
+        log.info("building processed records from %s into %s", data_dir, processed)
+        build(data_dir, processed)
+        missing = [n for n in names if not (processed / f"{n}.jsonl").exists()]
+        if missing:
+            raise FileNotFoundError(f"data files {missing} are not produced from {data_dir} "
+                                    f"(the build writes: {sorted(p.stem for p in processed.glob('*.jsonl'))})")
+        return processed, False
+    if str(paths_cfg.data_dir) == DEFAULT_DATA_DIR:  # nothing configured: fall back, loudly
+        log.warning("!" * 78)
+        log.warning("NO DATA: %s holds no QA-SRL/QANom releases. Training on the tiny hand-written "
+                    "sample in %s. THE RESULT MEANS NOTHING. Set paths.data_dir=DIR or QASEM_DATA_DIR.",
+                    data_dir.resolve(), SAMPLE_DIR)
+        log.warning("!" * 78)
+        return SAMPLE_DIR, True
+    what = "does not exist" if not data_dir.exists() else f"holds none of the releases {RELEASE_MARKERS}"
+    raise FileNotFoundError(f"data directory {data_dir.resolve()} (paths.data_dir) {what}, and the processed "
+                            f"records {names} are not in {processed.resolve()} (paths.processed_dir)")
+
+
+def load_split(folder: Path, names: list[str], split: str, limit: int | None, seed: int,
+               sample: bool) -> list[dict]:
+    """Records of several files; `limit` caps each file (a seeded sample, so runs compare).
+    The shipped sample has one file per split (train / dev / test)."""
+    out = []
+    for path in [folder / f"{split}.jsonl"] if sample else [folder / f"{n}.jsonl" for n in names]:
+        recs = list(read_jsonl(path))
+        if limit and len(recs) > limit:
+            recs = random.Random(seed).sample(recs, limit)
+        out.extend(recs)
+    return out
+
+
+def tokenize(records: list[dict], fmt: QAFormat, tokenizer, max_source_length: int, max_target_length: int,
+             with_index: bool = False) -> Dataset:
+    """Tokenized dataset; sources / targets that do not fit are counted and reported."""
+    sources, targets = zip(*(fmt.encode(r) for r in records)) if records else ((), ())
+    enc = tokenizer(list(sources), max_length=max_source_length, truncation=True)
+    lab = tokenizer(text_target=list(targets), max_length=max_target_length, truncation=True)
+    full_src = tokenizer(list(sources))["input_ids"]
+    full_tgt = tokenizer(text_target=list(targets))["input_ids"]
+    cut_src = sum(len(x) > max_source_length for x in full_src)
+    cut_tgt = sum(len(x) > max_target_length for x in full_tgt)
+    if cut_src or cut_tgt:
+        log.warning("%d of %d sources longer than %d tokens and %d targets longer than %d were truncated",
+                    cut_src, len(records), max_source_length, cut_tgt, max_target_length)
+    cols = {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"], "labels": lab["input_ids"]}
+    if with_index:
+        cols["idx"] = list(range(len(records)))
+    return Dataset.from_dict(cols)

@@ -1,0 +1,65 @@
+"""The HF Seq2SeqTrainer with the parser's needs: answer-copy constrained generation during
+evaluation, a stop with the step number on a non-finite loss, and the text format saved into
+every checkpoint (so any checkpoint-N folder can be evaluated or published)."""
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import torch
+from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, TrainerCallback
+
+from models.parser import FORMAT_FILE, PARSER_FILE, QASemParser
+
+
+class NonFiniteLossError(RuntimeError):
+    pass
+
+
+class IndexedCollator:
+    """DataCollatorForSeq2Seq that carries an `idx` column (which eval record each row is)."""
+
+    def __init__(self, tokenizer, model):
+        self.inner = DataCollatorForSeq2Seq(tokenizer, model=model, label_pad_token_id=-100)
+
+    def __call__(self, features):
+        idx = [f.pop("idx") for f in features] if "idx" in features[0] else None
+        batch = self.inner(features)
+        if idx is not None:
+            batch["idx"] = torch.tensor(idx)
+        return batch
+
+
+class SaveFormatCallback(TrainerCallback):
+    def __init__(self, fmt_json: str, parser_json: str):
+        self.fmt_json, self.parser_json = fmt_json, parser_json
+
+    def on_save(self, args, state, control, **kwargs):
+        if state.is_world_process_zero:
+            ckpt = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+            if ckpt.is_dir():
+                (ckpt / FORMAT_FILE).write_text(self.fmt_json)
+                (ckpt / PARSER_FILE).write_text(self.parser_json)
+
+
+class ParserTrainer(Seq2SeqTrainer):
+    def __init__(self, *args, parser: QASemParser | None = None, eval_records=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.parser, self.eval_records = parser, eval_records
+
+    def training_step(self, model, inputs, num_items_in_batch=None):
+        loss = super().training_step(model, inputs, num_items_in_batch)
+        if not math.isfinite(loss.item()):
+            raise NonFiniteLossError(f"non-finite training loss ({loss.item()}) at step {self.state.global_step + 1}; "
+                                     "stopping (for T5, use bf16 or fp32, never fp16)")
+        return loss
+
+    def prediction_step(self, model, inputs, prediction_loss_only, ignore_keys=None, **gen_kwargs):
+        idx = inputs.pop("idx", None)
+        if self.args.predict_with_generate and not prediction_loss_only and idx is not None \
+                and self.parser is not None and self.parser.constrained:
+            gen_kwargs = {**getattr(self, "_gen_kwargs", {}), **gen_kwargs}
+            beams = gen_kwargs.get("num_beams") or self.model.generation_config.num_beams or 1
+            records = [self.eval_records[i] for i in idx.tolist()]
+            gen_kwargs["logits_processor"] = self.parser.logits_processor(records, beams)
+        return super().prediction_step(model, inputs, prediction_loss_only, ignore_keys=ignore_keys, **gen_kwargs)
