@@ -73,7 +73,8 @@ def build_model(model_cfg, tokenizer):
     check_model_config(model_cfg)
     kind = model_cfg.kind
     if kind == "seq2seq":
-        model = AutoModelForSeq2SeqLM.from_pretrained(resolve_name(model_cfg.name))
+        extra = {"dropout_rate": float(model_cfg.dropout_rate)} if model_cfg.get("dropout_rate") is not None else {}
+        model = AutoModelForSeq2SeqLM.from_pretrained(resolve_name(model_cfg.name), **extra)
     elif kind == "encoder_decoder":
         model = EncoderDecoderModel.from_encoder_decoder_pretrained(
             resolve_name(model_cfg.encoder), resolve_name(model_cfg.decoder),

@@ -27,7 +27,7 @@ from models.parser import FORMAT_FILE, PARSER_FILE, QASemParser, decode_texts
 from models.qa_format import get_format
 from models.seq2seq import build_model, build_tokenizer, check_model_config, is_t5
 from train.parser_data import load_split, resolve_processed_dir, tokenize
-from train.seq2seq_trainer import IndexedCollator, ParserTrainer, SaveFormatCallback
+from train.seq2seq_trainer import IndexedCollator, ParserTrainer, SaveFormatCallback, TimeBudgetCallback
 from train.tracking import init_wandb, log_records_table
 from evaluation.report import metrics_table
 
@@ -104,6 +104,8 @@ def train(cfg: DictConfig) -> dict:
     args = training_arguments(cfg, run_dir)
     tokenizer = build_tokenizer(cfg.model, fmt)
     model = build_model(cfg.model, tokenizer)
+    if cfg.get("lora"):
+        model = add_lora(model, cfg.lora)
     train_ds = tokenize(train_records, fmt, tokenizer, cfg.max_source_length, cfg.max_target_length)
     dev_ds = tokenize(dev_records, fmt, tokenizer, cfg.max_source_length, cfg.max_target_length, with_index=True)
     parser = QASemParser(model, tokenizer, fmt, constrained=bool(cfg.constrained_decoding),
@@ -124,10 +126,13 @@ def train(cfg: DictConfig) -> dict:
         out.update({f"decode_{k}": v for k, v in counts.items()})
         return out
 
+    callbacks = [SaveFormatCallback(fmt.to_json(), json.dumps(parser_settings))]
+    if cfg.get("max_train_minutes"):
+        callbacks.append(TimeBudgetCallback(float(cfg.max_train_minutes)))
     trainer = ParserTrainer(
         model=model, args=args, train_dataset=train_ds, eval_dataset=dev_ds, processing_class=tokenizer,
         data_collator=IndexedCollator(tokenizer, model), compute_metrics=compute_metrics,
-        callbacks=[SaveFormatCallback(fmt.to_json(), json.dumps(parser_settings))],
+        callbacks=callbacks,
         parser=parser, eval_records=dev_records,
     )
     checkpoint = resume_checkpoint(cfg, Path(args.output_dir))
@@ -141,7 +146,10 @@ def train(cfg: DictConfig) -> dict:
                "train_predicates": len(train_records), "dev_predicates": len(dev_records),
                "sample_data": is_sample}
     best_dir = run_dir / "best"
-    trainer.save_model(str(best_dir))  # under ZeRO-3 this gathers the 16-bit weights
+    if cfg.get("lora"):  # publish a plain model: the adapter merged into its base
+        trainer.model.merge_and_unload().save_pretrained(best_dir)
+    else:
+        trainer.save_model(str(best_dir))  # under ZeRO-3 this gathers the 16-bit weights
     if trainer.is_world_process_zero():
         tokenizer.save_pretrained(best_dir)
         (best_dir / FORMAT_FILE).write_text(fmt.to_json())
@@ -162,6 +170,18 @@ def train(cfg: DictConfig) -> dict:
     if wandb_run is not None:
         wandb_run.finish()
     return metrics
+
+
+def add_lora(model, lora_cfg):
+    """Wrap the model with LoRA adapters (PEFT); only the adapters train."""
+    from peft import LoraConfig, TaskType, get_peft_model
+
+    config = LoraConfig(task_type=TaskType.SEQ_2_SEQ_LM, r=int(lora_cfg.r), lora_alpha=int(lora_cfg.alpha),
+                        lora_dropout=float(lora_cfg.dropout), target_modules=list(lora_cfg.target_modules))
+    model = get_peft_model(model, config)
+    model.print_trainable_parameters()
+    model.accepts_loss_kwargs = False
+    return model
 
 
 def _table_rows(preds: list[dict], limit: int = 200) -> list[dict]:

@@ -4,6 +4,7 @@ every checkpoint (so any checkpoint-N folder can be evaluated or published)."""
 from __future__ import annotations
 
 import math
+import time
 from pathlib import Path
 
 import torch
@@ -40,6 +41,24 @@ class SaveFormatCallback(TrainerCallback):
             if ckpt.is_dir():
                 (ckpt / FORMAT_FILE).write_text(self.fmt_json)
                 (ckpt / PARSER_FILE).write_text(self.parser_json)
+
+
+class TimeBudgetCallback(TrainerCallback):
+    """Stop after `minutes` of training, with a last evaluation and save, so a run on a shared or
+    slow machine ends on time with its best checkpoint chosen on dev as usual."""
+
+    def __init__(self, minutes: float):
+        self.seconds = 60 * minutes
+        self.start = None
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        self.start = time.monotonic()
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if self.start is not None and time.monotonic() - self.start > self.seconds:
+            control.should_training_stop = True
+            control.should_evaluate = control.should_save = True
+        return control
 
 
 class ParserTrainer(Seq2SeqTrainer):
