@@ -13,6 +13,7 @@ tokens; T5 tokenizers already have them.
 from __future__ import annotations
 
 import logging
+from contextlib import contextmanager
 from pathlib import Path
 
 import torch
@@ -58,6 +59,26 @@ def check_model_config(model_cfg) -> None:
         raise ValueError("model.kind=seq2seq needs model.name (a Hub id or a folder)")
 
 
+@contextmanager
+def full_weights_load():
+    """Load pretrained weights whole on each rank, outside ZeRO-3's sharded `zero.Init`; the
+    DeepSpeed engine shards them when training starts.
+
+    Under zero.Init, transformers 5.24 compares FLAN-T5's (untied) lm_head with the input
+    embedding as two empty placeholders, finds them equal, and silently ties them; on CPU the
+    same load fails outright (DeepSpeed sees world size 1). The cost: each rank briefly holds the
+    fp32 model in host RAM (FLAN-T5-XL: 11.4 GB)."""
+    import transformers.integrations.deepspeed as hf_ds
+
+    ref = hf_ds._hf_deepspeed_config_weak_ref
+    hf_ds.unset_hf_deepspeed_config()
+    try:
+        yield
+    finally:
+        if ref is not None and ref() is not None:
+            hf_ds.set_hf_deepspeed_config(ref())
+
+
 def build_tokenizer(model_cfg, fmt: QAFormat):
     name = model_cfg.get("tokenizer") or model_cfg.get("name") or model_cfg.get("encoder")
     tok = AutoTokenizer.from_pretrained(resolve_name(name))
@@ -74,7 +95,8 @@ def build_model(model_cfg, tokenizer):
     kind = model_cfg.kind
     if kind == "seq2seq":
         extra = {"dropout_rate": float(model_cfg.dropout_rate)} if model_cfg.get("dropout_rate") is not None else {}
-        model = AutoModelForSeq2SeqLM.from_pretrained(resolve_name(model_cfg.name), **extra)
+        with full_weights_load():
+            model = AutoModelForSeq2SeqLM.from_pretrained(resolve_name(model_cfg.name), **extra)
     elif kind == "encoder_decoder":
         model = EncoderDecoderModel.from_encoder_decoder_pretrained(
             resolve_name(model_cfg.encoder), resolve_name(model_cfg.decoder),

@@ -1,0 +1,79 @@
+"""What the benchmarks share: the composed train_parser config, real records, the machine's
+description, and one place results are written (benchmarks/results/NAME-<time>.json)."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+import os
+import platform
+import random
+import statistics
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "benchmarks" / "results"
+BUILD_HINT = "python -m data_prep.build paths.data_dir=/work/shared/data"
+
+
+def compose_parser_config(overrides: list[str]):
+    """conf/train_parser.yaml with Hydra overrides, exactly as `python -m train.parser` sees it."""
+    from hydra import compose, initialize_config_dir
+
+    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
+        return compose(config_name="train_parser", overrides=list(overrides))
+
+
+def processed_dir(cfg) -> Path:
+    p = Path(cfg.paths.processed_dir)
+    return p if p.is_absolute() else ROOT / p
+
+
+def load_records(cfg, names: list[str], n: int, seed: int) -> list[dict]:
+    """A seeded sample of n records from the union of `<processed_dir>/<name>.jsonl` files."""
+    from data_prep.records import read_jsonl
+
+    folder = processed_dir(cfg)
+    missing = [name for name in names if not (folder / f"{name}.jsonl").exists()]
+    if missing:
+        raise SystemExit(f"records {missing} are not in {folder}; build them first: {BUILD_HINT}")
+    records = [r for name in names for r in read_jsonl(folder / f"{name}.jsonl")]
+    return random.Random(seed).sample(records, min(n, len(records)))
+
+
+def machine() -> dict:
+    import torch
+
+    cpu = ""
+    try:
+        cpu = next(ln.split(":", 1)[1].strip() for ln in open("/proc/cpuinfo") if ln.startswith("model name"))
+    except (OSError, StopIteration):
+        pass
+    info = {"date": dt.datetime.now().isoformat(timespec="seconds"), "host": platform.node(), "cpu": cpu,
+            "cpu_count": os.cpu_count(), "torch_threads": torch.get_num_threads(), "torch": torch.__version__,
+            "python": platform.python_version()}
+    if hasattr(os, "getloadavg"):
+        info["loadavg_1m_at_start"] = round(os.getloadavg()[0], 2)  # another job on the cores skews everything
+    if torch.cuda.is_available():
+        info["gpu"] = torch.cuda.get_device_name(0)
+    return info
+
+
+def warn_if_busy() -> None:
+    """Two torch threads on two cores that another job also uses can run 10-90x slower (the OpenMP
+    threads wait on each other): say so, since every figure would be skewed."""
+    import torch
+
+    if hasattr(os, "getloadavg") and os.getloadavg()[0] > 0.5 * (os.cpu_count() or 1):
+        print(f"WARNING: the CPU is busy (load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores): figures will be "
+              f"skewed; rerun when it is free{' or pass --threads 1' if torch.get_num_threads() > 1 else ''}.")
+
+
+def median(xs: list[float]) -> float:
+    return statistics.median(xs) if xs else float("nan")
+
+
+def write_result(name: str, result: dict, out: str | None = None) -> Path:
+    path = Path(out) if out else RESULTS / f"{name}-{dt.datetime.now().strftime('%Y%m%d-%H%M%S')}.json"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(result, indent=2, default=str) + "\n")
+    return path

@@ -1,0 +1,153 @@
+"""Every config under conf/ composes (torchtune's rule: a test composes every config so none rots).
+
+Root configs (conf/*.yaml) are composed as they are, with every option of every group they use, and
+train_parser with every `+experiment=NAME`. Every YAML file opens with a comment saying what it is for.
+"""
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+from omegaconf import OmegaConf
+
+ROOT = Path(__file__).resolve().parents[1]
+CONF = ROOT / "conf"
+
+ROOT_CONFIGS = sorted(p.stem for p in CONF.glob("*.yaml"))
+EXPERIMENTS = sorted(p.stem for p in (CONF / "experiment").glob("*.yaml"))
+ALL_YAML = sorted(CONF.rglob("*.yaml"))
+
+
+def _compose(config_name: str, overrides=(), hydra_config: bool = False):
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        return compose(config_name=config_name, overrides=list(overrides), return_hydra_config=hydra_config)
+
+
+def _resolved(cfg) -> dict:
+    """Every interpolation resolves (mandatory `???` values may stay missing)."""
+    return OmegaConf.to_container(cfg, resolve=True)
+
+
+def _group_options() -> dict[str, list[str]]:
+    """{group path: [options]} for every folder under conf/ holding YAML files (nested groups as a/b)."""
+    groups = {}
+    for d in sorted(p for p in CONF.rglob("*") if p.is_dir() and p.name != "__pycache__"):
+        options = sorted(p.stem for p in d.glob("*.yaml"))
+        if options:
+            groups[d.relative_to(CONF).as_posix()] = options
+    return groups
+
+
+GROUPS = _group_options()
+
+
+def _choices(config_name: str, overrides=()) -> dict[str, str]:
+    cfg = _compose(config_name, overrides, hydra_config=True)
+    return {k: v for k, v in cfg.hydra.runtime.choices.items() if not k.startswith("hydra")}
+
+
+def _group_cases() -> list[tuple[str, str, str]]:
+    """(root config, group, option) for every option of every group that root config selects."""
+    cases = []
+    for root in ROOT_CONFIGS:
+        try:
+            groups = _choices(root)
+        except Exception:  # a root config that does not compose fails test_root_config_composes instead
+            continue
+        for group in groups:
+            for option in GROUPS.get(group, []):
+                cases.append((root, group, option))
+    return cases
+
+
+def _check_parser_config(cfg) -> None:
+    """train_parser compositions: the trainer's own pre-flight check, and trainer.args are real fields."""
+    from transformers import Seq2SeqTrainingArguments
+
+    from train.parser import check_config
+
+    check_config(cfg)
+    fields = {f.name for f in dataclasses.fields(Seq2SeqTrainingArguments)}
+    unknown = set(cfg.trainer.args) - fields
+    assert not unknown, f"trainer.args keys that Seq2SeqTrainingArguments does not know: {sorted(unknown)}"
+
+
+def test_found_configs():
+    assert "train_parser" in ROOT_CONFIGS and "tiny" in EXPERIMENTS
+    assert {"model", "data", "trainer", "deepspeed"} <= set(GROUPS)
+
+
+@pytest.mark.parametrize("config_name", ROOT_CONFIGS)
+def test_root_config_composes(config_name):
+    cfg = _compose(config_name)
+    _resolved(cfg)
+    if config_name == "train_parser":
+        _check_parser_config(cfg)
+
+
+@pytest.mark.parametrize("root,group,option", _group_cases(), ids=lambda x: str(x))
+def test_every_group_option_composes(root, group, option):
+    cfg = _compose(root, [f"{group}={option}"])
+    _resolved(cfg)
+    if root == "train_parser":
+        _check_parser_config(cfg)
+
+
+def test_every_group_is_used():
+    """A group no root config selects can still be appended (+group=option) to train_parser."""
+    used = {"experiment"}
+    for root in ROOT_CONFIGS:
+        used |= set(_choices(root))
+    for group in sorted(set(GROUPS) - used):
+        for option in GROUPS[group]:
+            _resolved(_compose("train_parser", [f"+{group}={option}"]))
+
+
+@pytest.mark.parametrize("name", EXPERIMENTS)
+def test_experiment_composes(name):
+    cfg = _compose("train_parser", [f"+experiment={name}"])
+    _resolved(cfg)
+    _check_parser_config(cfg)
+
+
+@pytest.mark.parametrize("path", ALL_YAML, ids=lambda p: p.relative_to(CONF).as_posix())
+def test_yaml_opens_with_a_comment(path):
+    lines = path.read_text().splitlines()
+    assert lines and lines[0].startswith("#"), f"{path.relative_to(ROOT)} must open with a comment line"
+    # '# @package _global_' is a directive, not a description: a real comment must follow it
+    header = [ln for ln in lines if ln.startswith("#")]
+    described = [ln for ln in header if "@package" not in ln and ln.strip("# ").strip()]
+    assert described and lines.index(described[0]) <= 2, f"{path.relative_to(ROOT)}: say what it is for"
+
+
+@pytest.mark.parametrize("name", EXPERIMENTS)
+def test_experiment_opens_with_its_command(name):
+    """lightning-hydra-template: an experiment file opens with the exact command that runs it."""
+    text = (CONF / "experiment" / f"{name}.yaml").read_text()
+    header = "\n".join(ln for ln in text.splitlines()[:10] if ln.startswith("#"))
+    assert f"+experiment={name}" in header, f"conf/experiment/{name}.yaml: its opening comment must show the command"
+
+
+@pytest.mark.skipif(not (CONF / "experiment" / "t5xl.yaml").exists(), reason="conf/experiment/t5xl.yaml not written yet")
+def test_t5xl_experiment_is_the_published_recipe():
+    cfg = _compose("train_parser", ["+experiment=t5xl"])
+    args = cfg.trainer.args
+    assert cfg.model.kind == "seq2seq" and cfg.model.name == "google/flan-t5-xl"
+    assert args.get("bf16") is True
+    assert args.get("fp16") is not True
+    assert cfg.deepspeed.config.zero_optimization.stage == 3
+    assert float(args.learning_rate) == pytest.approx(5e-5)
+    assert float(args.num_train_epochs) == 5
+    assert args.get("max_steps", -1) in (None, -1, 0), "max_steps would cut the 5 epochs short"
+    assert str(args.get("optim") or "adamw_torch").startswith("adamw")
+    fmt = cfg.format
+    if OmegaConf.is_config(fmt):
+        from models.qa_format import get_format
+
+        assert get_format(OmegaConf.to_container(fmt, resolve=True)) == get_format("qasem_parser")
+    else:
+        assert fmt == "qasem_parser"
+    assert cfg.logger.enabled is True
+    assert cfg.hub.push is True
