@@ -14,14 +14,19 @@ from data_prep.records import read_jsonl
 from evaluation.qasrl_metrics import PROTOCOLS, evaluate_records
 
 
-def build_parser() -> argparse.ArgumentParser:
-    ap = argparse.ArgumentParser(prog="python -m evaluation.qasrl", description=__doc__.split("\n")[0])
-    ap.add_argument("gold", help="gold records (JSONL)")
-    ap.add_argument("pred", help="predicted records (JSONL)")
+def add_matching_args(ap: argparse.ArgumentParser) -> None:
+    """--protocol and --match-strict, shared by the metric CLIs."""
     ap.add_argument("--protocol", choices=sorted(PROTOCOLS), default="qanom",
                     help="qanom: IOU >= 0.3, greedy matching (default); gs: IOU >= 0.5, maximum matching")
     ap.add_argument("--match-strict", action="store_true",
                     help="require IOU > threshold instead of >= (the QANom reference code uses >)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="python -m evaluation.qasrl", description=__doc__.split("\n")[0])
+    ap.add_argument("gold", help="gold records (JSONL)")
+    ap.add_argument("pred", help="predicted records (JSONL)")
+    add_matching_args(ap)
     return ap
 
 

@@ -14,7 +14,8 @@ import sys
 from typing import Iterable, Mapping
 
 from data_prep.records import read_jsonl
-from evaluation.qasrl_metrics import PROTOCOLS, evaluate_records
+from evaluation.qasrl import add_matching_args
+from evaluation.qasrl_metrics import evaluate_records
 from models.qa_format import PRESETS, get_format, prediction_record
 
 
@@ -45,9 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
     ap.add_argument("gold", help="gold records (JSONL)")
     ap.add_argument("--format", default="qasem_parser",
                     help=f"a preset ({', '.join(sorted(PRESETS))}) or a format JSON file")
-    ap.add_argument("--protocol", choices=sorted(PROTOCOLS), default="qanom")
-    ap.add_argument("--match-strict", action="store_true",
-                    help="require IOU > threshold instead of >= (the QANom reference code uses >)")
+    add_matching_args(ap)
     return ap
 
 
