@@ -117,10 +117,16 @@ def train(cfg: DictConfig) -> dict:
     last_eval: dict = {}
 
     def compute_metrics(pred) -> dict:
+        # label_ids hold each prediction's dev record index (see ParserTrainer.prediction_step)
         ids = np.where(pred.predictions < 0, tokenizer.pad_token_id, pred.predictions)
         texts = tokenizer.batch_decode(ids, skip_special_tokens=False)
-        preds, counts = decode_texts(fmt, dev_records[:len(texts)], texts)
-        m = evaluate_records(dev_records[:len(texts)], preds)
+        first = {}
+        for row, i in enumerate(np.asarray(pred.label_ids).reshape(len(texts), -1)[:, 0].tolist()):
+            first.setdefault(int(i), row)  # a distributed sampler may repeat the last records
+        order = sorted(first)
+        gold = [dev_records[i] for i in order]
+        preds, counts = decode_texts(fmt, gold, [texts[first[i]] for i in order])
+        m = evaluate_records(gold, preds)
         last_eval.update(predictions=preds, metrics=m, counts=counts)
         out = {f"{kind}_{k}": m[kind][k] for kind in ("ua", "la") for k in ("precision", "recall", "f1")}
         out.update({f"decode_{k}": v for k, v in counts.items()})

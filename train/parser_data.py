@@ -78,7 +78,11 @@ def tokenize(records: list[dict], fmt: QAFormat, tokenizer, max_source_length: i
     if cut_src or cut_tgt:
         log.warning("%d of %d sources longer than %d tokens and %d targets longer than %d were truncated",
                     cut_src, len(records), max_source_length, cut_tgt, max_target_length)
-    cols = {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"], "labels": lab["input_ids"]}
+    labels = lab["input_ids"]
+    cls = tokenizer.cls_token_id
+    if cls is not None:  # BERT-style targets open with [CLS]; it is already the decoder start token
+        labels = [ids[1:] if ids and ids[0] == cls else ids for ids in labels]
+    cols = {"input_ids": enc["input_ids"], "attention_mask": enc["attention_mask"], "labels": labels}
     if with_index:
         cols["idx"] = list(range(len(records)))
     return Dataset.from_dict(cols)

@@ -74,6 +74,9 @@ class ParserTrainer(Seq2SeqTrainer):
         return loss
 
     def prediction_step(self, model, inputs, prediction_loss_only, ignore_keys=None, **gen_kwargs):
+        """Generate (answer-copy constrained when enabled) and return the batch's record indices in
+        place of the labels: evaluation batches are length-grouped, so predictions come back in
+        another order than the eval records, and `compute_metrics` maps them back by index."""
         idx = inputs.pop("idx", None)
         if self.args.predict_with_generate and not prediction_loss_only and idx is not None \
                 and self.parser is not None and self.parser.constrained:
@@ -81,4 +84,8 @@ class ParserTrainer(Seq2SeqTrainer):
             beams = gen_kwargs.get("num_beams") or self.model.generation_config.num_beams or 1
             records = [self.eval_records[i] for i in idx.tolist()]
             gen_kwargs["logits_processor"] = self.parser.logits_processor(records, beams)
-        return super().prediction_step(model, inputs, prediction_loss_only, ignore_keys=ignore_keys, **gen_kwargs)
+        loss, generated, labels = super().prediction_step(model, inputs, prediction_loss_only,
+                                                          ignore_keys=ignore_keys, **gen_kwargs)
+        if idx is not None and generated is not None:
+            labels = idx.to(generated.device).unsqueeze(1)
+        return loss, generated, labels
