@@ -1,0 +1,128 @@
+"""QA-entailment metrics: pure functions of (gold, score) lists. Positive class = supported.
+
+- balanced accuracy at a threshold (mean of the recall of each class; a class absent from gold
+  is left out of the mean),
+- ROC AUC (scikit-learn; None when gold has a single class),
+- per sub-dataset and overall tables, a threshold chosen on dev,
+- per response: the consistency score (share of supported QAs) under predicted and gold labels,
+  and their Pearson / Spearman correlation across responses.
+"""
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from typing import Sequence
+
+import numpy as np
+
+DATASETS = ("cliff", "factscore", "verifiability")
+
+
+def balanced_accuracy(gold: Sequence[int], scores: Sequence[float], threshold: float = 0.5) -> float:
+    """gold: 1 = supported. Predicted supported when score >= threshold."""
+    gold = np.asarray(gold, dtype=int)
+    pred = (np.asarray(scores, dtype=float) >= threshold).astype(int)
+    recalls = []
+    for cls in (0, 1):
+        mask = gold == cls
+        if mask.any():
+            recalls.append(float((pred[mask] == cls).mean()))
+    return float(np.mean(recalls)) if recalls else float("nan")
+
+
+def roc_auc(gold: Sequence[int], scores: Sequence[float]) -> float | None:
+    from sklearn.metrics import roc_auc_score
+
+    gold = np.asarray(gold, dtype=int)
+    if len(set(gold.tolist())) < 2:
+        return None
+    return float(roc_auc_score(gold, np.asarray(scores, dtype=float)))
+
+
+def roc_curve_points(gold: Sequence[int], scores: Sequence[float]) -> tuple[list[float], list[float]]:
+    from sklearn.metrics import roc_curve
+
+    fpr, tpr, _ = roc_curve(np.asarray(gold, dtype=int), np.asarray(scores, dtype=float))
+    return fpr.tolist(), tpr.tolist()
+
+
+def best_threshold(gold: Sequence[int], scores: Sequence[float]) -> float:
+    """The threshold maximising balanced accuracy (midpoints between distinct scores; ties go to
+    the threshold closest to 0.5, so a calibrated scorer keeps 0.5)."""
+    s = np.unique(np.asarray(scores, dtype=float))
+    cands = [0.5] + list(s) + [float(s[-1]) + 1e-6] if len(s) else [0.5]
+    if len(s) > 1:
+        cands += list((s[:-1] + s[1:]) / 2)
+    best, best_t = -1.0, 0.5
+    for t in sorted(cands, key=lambda t: abs(t - 0.5)):
+        b = balanced_accuracy(gold, scores, t)
+        if b > best + 1e-12:
+            best, best_t = b, float(t)
+    return best_t
+
+
+def metrics_row(gold: Sequence[int], scores: Sequence[float], threshold: float = 0.5) -> dict:
+    """{"bacc", "auc", "n", "positive_rate", "predicted_positive_rate"} for one slice."""
+    gold = list(map(int, gold))
+    scores = list(map(float, scores))
+    return {
+        "bacc": balanced_accuracy(gold, scores, threshold) if gold else None,
+        "auc": roc_auc(gold, scores) if gold else None,
+        "n": len(gold),
+        "positive_rate": float(np.mean(gold)) if gold else None,
+        "predicted_positive_rate": float(np.mean(np.asarray(scores) >= threshold)) if gold else None,
+    }
+
+
+def metrics_table(datasets: Sequence[str], gold: Sequence[int], scores: Sequence[float],
+                  threshold: float = 0.5) -> dict:
+    """{"cliff": row, "factscore": row, "verifiability": row, "overall": row}; a sub-dataset with
+    no examples gets n = 0 and null metrics."""
+    table = {}
+    for ds in DATASETS:
+        idx = [i for i, d in enumerate(datasets) if d == ds]
+        table[ds] = metrics_row([gold[i] for i in idx], [scores[i] for i in idx], threshold)
+    table["overall"] = metrics_row(gold, scores, threshold)
+    return table
+
+
+def response_scores(response_ids: Sequence[str], gold: Sequence[int], scores: Sequence[float],
+                    threshold: float = 0.5) -> dict[str, dict]:
+    """Per response: {"gold": share of supported QAs, "pred": share predicted supported,
+    "mean_prob": mean P(supported), "n": QAs}."""
+    by = defaultdict(list)
+    for r, g, s in zip(response_ids, gold, scores):
+        by[r].append((int(g), float(s)))
+    out = {}
+    for r, rows in by.items():
+        out[r] = {"gold": sum(g for g, _ in rows) / len(rows),
+                  "pred": sum(s >= threshold for _, s in rows) / len(rows),
+                  "mean_prob": sum(s for _, s in rows) / len(rows),
+                  "n": len(rows)}
+    return out
+
+
+def _corr(x: list[float], y: list[float]) -> dict:
+    from scipy.stats import pearsonr, spearmanr
+
+    if len(x) < 3 or np.std(x) == 0 or np.std(y) == 0:
+        return {"pearson": None, "spearman": None}
+    p = float(pearsonr(x, y)[0])
+    s = float(spearmanr(x, y)[0])
+    return {"pearson": None if math.isnan(p) else p, "spearman": None if math.isnan(s) else s}
+
+
+def response_correlations(response_ids: Sequence[str], datasets: Sequence[str], gold: Sequence[int],
+                          scores: Sequence[float], threshold: float = 0.5) -> dict:
+    """Correlation across responses of the predicted consistency score (share predicted supported,
+    and mean probability) with the gold score; per sub-dataset and overall."""
+    per = response_scores(response_ids, gold, scores, threshold)
+    ds_of = {r: d for r, d in zip(response_ids, datasets)}
+    out = {}
+    for ds in list(DATASETS) + ["overall"]:
+        rs = [r for r in per if ds == "overall" or ds_of[r] == ds]
+        g = [per[r]["gold"] for r in rs]
+        out[ds] = {"n_responses": len(rs),
+                   "share": _corr([per[r]["pred"] for r in rs], g),
+                   "mean_prob": _corr([per[r]["mean_prob"] for r in rs], g)}
+    return out

