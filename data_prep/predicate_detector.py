@@ -17,7 +17,7 @@ def read_predicate_detector(path: str | Path, split: str):
     if not path.exists():
         raise DataFormatError(f"{path}: predicate-detector file not found")
     sentences, skipped = [], SkipCounter()
-    tokens, labels, bad, start = [], [], None, 1
+    tokens, labels, bad = [], [], None
 
     def flush():
         nonlocal tokens, labels, bad

@@ -18,7 +18,7 @@ import logging
 from pathlib import Path
 
 import hydra
-from omegaconf import DictConfig, OmegaConf
+from omegaconf import DictConfig
 
 from data_prep.consistency import read_consistency
 from data_prep.records import write_jsonl

@@ -3,11 +3,10 @@ format round trip (evaluation/roundtrip.py), on small hand-written records."""
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
 import pytest
 
-from data_prep.records import read_jsonl, validate_record
+from data_prep.records import validate_record
 from models.qa_format import (PRESETS, Aligner, QAFormat, encode_records, get_format,
                               prediction_record)
 from models.question_slots import (parse_question, slots_to_question, slots_to_slot_string)
