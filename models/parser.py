@@ -100,8 +100,10 @@ class QASemParser:
                                  truncation=True, max_length=self.max_source_length).to(self.device)
             out = self.model.generate(input_ids=enc["input_ids"], attention_mask=enc["attention_mask"],
                                       logits_processor=self.logits_processor([records[i] for i in idx], num_beams))
+            # markers are special tokens and must survive decoding; the batch's padding must not
+            pad = self.tokenizer.pad_token
             for i, text in zip(idx, self.tokenizer.batch_decode(out, skip_special_tokens=False)):
-                texts[i] = text
+                texts[i] = " ".join(w for w in text.replace(pad, " ").split(" ") if w) if pad else text
         return texts
 
     def decode(self, records: list[dict], texts: list[str]) -> tuple[list[dict], dict]:
