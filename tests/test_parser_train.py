@@ -118,3 +118,33 @@ def test_checkpoint_without_format_is_refused(tmp_path):
     (tmp_path / "ckpt").mkdir()
     with pytest.raises(FileNotFoundError, match="qa_format.json"):
         QASemParser.from_pretrained(tmp_path / "ckpt")
+
+
+def test_eval_predictions_come_back_with_their_record_index(tmp_path):
+    """Eval batches are length-grouped (reordered): prediction_step returns each row's record index
+    as its label so compute_metrics can pair every generated text with its own record."""
+    from omegaconf import OmegaConf
+    from transformers import Seq2SeqTrainingArguments
+
+    from models.parser import QASemParser
+    from models.qa_format import get_format
+    from models.seq2seq import build_model, build_tokenizer
+    from train.parser_data import SAMPLE_DIR, load_split, tokenize
+    from train.seq2seq_trainer import IndexedCollator, ParserTrainer
+
+    cfg = OmegaConf.load(ROOT / "conf" / "model" / "tiny_t5.yaml")
+    fmt = get_format("qasem_parser")
+    tok = build_tokenizer(cfg, fmt)
+    model = build_model(cfg, tok)
+    records = load_split(SAMPLE_DIR, [], "train", None, 0, True)
+    ds = tokenize(records, fmt, tok, 64, 48, with_index=True)
+    args = Seq2SeqTrainingArguments(output_dir=str(tmp_path), use_cpu=True, predict_with_generate=True,
+                                    remove_unused_columns=False, report_to=[], per_device_eval_batch_size=4,
+                                    train_sampling_strategy="group_by_length")
+    trainer = ParserTrainer(model=model, args=args, eval_dataset=ds, processing_class=tok,
+                            data_collator=IndexedCollator(tok, model),
+                            parser=QASemParser(model, tok, fmt, device="keep"), eval_records=records)
+    out = trainer.predict(ds)
+    order = out.label_ids[:, 0].tolist()
+    assert sorted(order) == list(range(len(records)))
+    assert order != list(range(len(records)))  # the eval sampler did reorder: the index is needed
