@@ -69,12 +69,8 @@ def tokenize(records: list[dict], fmt: QAFormat, tokenizer, max_source_length: i
              with_index: bool = False) -> Dataset:
     """Tokenized dataset; sources / targets that do not fit are counted and reported."""
     sources, targets = zip(*(fmt.encode(r) for r in records)) if records else ((), ())
-    enc = tokenizer(list(sources), max_length=max_source_length, truncation=True)
-    lab = tokenizer(text_target=list(targets), max_length=max_target_length, truncation=True)
-    full_src = tokenizer(list(sources))["input_ids"]
-    full_tgt = tokenizer(text_target=list(targets))["input_ids"]
-    cut_src = sum(len(x) > max_source_length for x in full_src)
-    cut_tgt = sum(len(x) > max_target_length for x in full_tgt)
+    enc, cut_src = _encode(tokenizer, list(sources), max_source_length, target=False)
+    lab, cut_tgt = _encode(tokenizer, list(targets), max_target_length, target=True)
     if cut_src or cut_tgt:
         log.warning("%d of %d sources longer than %d tokens and %d targets longer than %d were truncated",
                     cut_src, len(records), max_source_length, cut_tgt, max_target_length)
@@ -86,3 +82,20 @@ def tokenize(records: list[dict], fmt: QAFormat, tokenizer, max_source_length: i
     if with_index:
         cols["idx"] = list(range(len(records)))
     return Dataset.from_dict(cols)
+
+
+def _encode(tokenizer, texts: list[str], max_length: int, target: bool):
+    """(encoding truncated to max_length, how many texts were cut). Texts are tokenized whole once;
+    only the few that do not fit are tokenized again with the tokenizer's own truncation (which
+    keeps its closing special token)."""
+    kw = {"text_target": texts} if target else {"text": texts}
+    enc = tokenizer(**kw)
+    long = [i for i, ids in enumerate(enc["input_ids"]) if len(ids) > max_length]
+    if long:
+        kw = {"text_target": [texts[i] for i in long]} if target else {"text": [texts[i] for i in long]}
+        cut = tokenizer(**kw, max_length=max_length, truncation=True)
+        for key in enc.keys():
+            for j, i in enumerate(long):
+                enc[key][i] = cut[key][j]
+    return enc, len(long)
+
