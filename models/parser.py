@@ -42,6 +42,9 @@ class QASemParser:
         if self.device != "keep":  # "keep": a model the Trainer owns (and places) during training
             self.model.to(self.device).eval()
         self.constrained = constrained and self._separator_ids() is not None
+        gen = self.model.generation_config
+        if gen.max_new_tokens is not None:
+            gen.max_length = None  # the default max_length=20 beside max_new_tokens warns on every call
 
     @classmethod
     def from_pretrained(cls, checkpoint: str | Path, **kwargs) -> "QASemParser":

@@ -1,0 +1,101 @@
+"""Score generated texts against their references, QA by QA:
+python -m evaluation.consistency parser=DIR entailment=DIR detector=DIR reference=REF.txt generated=GEN.txt
+python -m evaluation.consistency parser=DIR entailment=DIR detector=DIR pairs=PAIRS.jsonl
+
+Writes into the run dir: reports.jsonl (one report per pair, see models/consistency.py),
+report.html (the generated text with predicates and unsupported answers highlighted, the QAs
+under each predicate) and summary.json (pairs, mean score, statuses)."""
+from __future__ import annotations
+
+import json
+import logging
+from collections import Counter
+from pathlib import Path
+
+import hydra
+from omegaconf import DictConfig
+
+log = logging.getLogger(__name__)
+
+
+class InputError(ValueError):
+    pass
+
+
+def read_pairs(cfg: DictConfig) -> list[dict]:
+    """The pairs to score, from `pairs` (JSONL) or from `reference` + `generated` (text files).
+    A JSONL line that is not an object with reference and generated is an error naming the line."""
+    if cfg.get("pairs"):
+        path = Path(cfg.pairs)
+        if not path.exists():
+            raise InputError(f"pairs file {path} not found")
+        pairs = []
+        for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as e:
+                raise InputError(f"{path}:{lineno}: not JSON ({e.msg})") from None
+            if not isinstance(obj, dict) or "reference" not in obj or "generated" not in obj:
+                raise InputError(f"{path}:{lineno}: expected an object with 'reference' and 'generated'")
+            obj.setdefault("id", f"{path.stem}:{lineno}")
+            pairs.append(obj)
+        return pairs
+    if cfg.get("reference") and cfg.get("generated"):
+        texts = {}
+        for key in ("reference", "generated"):
+            path = Path(cfg[key])
+            if not path.exists():
+                raise InputError(f"{key} file {path} not found")
+            texts[key] = path.read_text(encoding="utf-8")
+        return [{"id": Path(cfg.generated).stem, **texts}]
+    raise InputError("give pairs=PAIRS.jsonl, or reference=FILE and generated=FILE")
+
+
+def summarize(reports: list[dict]) -> dict:
+    scored = [r["score"] for r in reports if r["score"] is not None]
+    return {"pairs": len(reports), "scored": len(scored),
+            "mean_score": sum(scored) / len(scored) if scored else None,
+            "qas": sum(r["n_qas"] for r in reports), "unsupported": sum(len(r["unsupported"]) for r in reports),
+            "status": dict(Counter(r["status"] for r in reports))}
+
+
+def run(cfg: DictConfig, run_dir: Path) -> dict:
+    from models.consistency import ConsistencyPipeline
+
+    pairs = read_pairs(cfg)  # input errors surface before any model loads
+    threshold = cfg.threshold if str(cfg.threshold) == "dev" else float(cfg.threshold)
+    pipe = ConsistencyPipeline.from_pretrained(cfg.entailment, parser=cfg.parser, detector=cfg.detector,
+                                               device=cfg.get("device"), batch_size=int(cfg.batch_size),
+                                               threshold=threshold)
+    reports = pipe.run(pairs, batched=not cfg.get("one_at_a_time", False))
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with (run_dir / "reports.jsonl").open("w", encoding="utf-8") as f:
+        for r in reports:
+            f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    summary = summarize(reports)
+    (run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
+    if cfg.get("html", True):
+        from evaluation.consistency_html import write_page
+
+        write_page(reports, run_dir / "report.html")
+    for r in reports:
+        score = "n/a" if r["score"] is None else f"{100 * r['score']:.1f}%"
+        log.info("%s: %s supported (%d QAs, %d unsupported) [%s]", r["id"], score, r["n_qas"],
+                 len(r["unsupported"]), r["status"])
+        for m in r["messages"]:
+            log.info("  %s", m)
+    log.info("wrote %s", run_dir)
+    return summary
+
+
+@hydra.main(version_base="1.3", config_path="../conf", config_name="eval_consistency")
+def main(cfg: DictConfig) -> None:
+    from hydra.core.hydra_config import HydraConfig
+
+    run(cfg, Path(HydraConfig.get().runtime.output_dir))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,82 @@
+"""Decomposition quality of a parser (DecompScore, Wanner et al. 2024):
+python -m evaluation.decomp_score parser=DIR entailment=DIR [split=test]
+
+For each sentence of a QA-SRL GS split, the parser's QAs for the sentence's gold predicates are
+scored by the entailment classifier with the sentence itself as the premise. DecompScore = the
+average number of QAs per sentence that the sentence supports; we also report the QAs per
+sentence and the share the sentence does not support (a decomposition should only state what
+the sentence says). Writes metrics.json into the run dir."""
+from __future__ import annotations
+
+import json
+import logging
+import random
+from collections import defaultdict
+from pathlib import Path
+
+import hydra
+from omegaconf import DictConfig
+
+from data_prep.records import read_jsonl
+from train.parser_data import resolve_processed_dir
+
+log = logging.getLogger(__name__)
+
+
+def sentence_pairs(records: list[dict]) -> list[dict]:
+    """One pipeline pair per sentence: premise = generated = the sentence, predicates = gold ones."""
+    by_sentence = defaultdict(list)
+    for r in records:
+        by_sentence[r["sentence_id"]].append(r)
+    pairs = []
+    for sid, recs in by_sentence.items():
+        tokens = recs[0]["tokens"]
+        preds = [{"predicate_index": r["predicate_index"], "predicate": r["predicate"],
+                  "predicate_type": r["predicate_type"], "verb_form": r["verb_form"]}
+                 for r in sorted(recs, key=lambda r: r["predicate_index"])]
+        pairs.append({"id": sid, "reference": tokens, "generated": [tokens], "predicates": [preds]})
+    return pairs
+
+
+def decomp_metrics(reports: list[dict]) -> dict:
+    n = len(reports)
+    qas = sum(r["n_qas"] for r in reports)
+    supported = sum(r["n_supported"] for r in reports)
+    return {"sentences": n, "qas": qas,
+            "decomp_score": supported / n if n else None,          # supported QAs per sentence
+            "qas_per_sentence": qas / n if n else None,
+            "unsupported_share": (qas - supported) / qas if qas else None,
+            "sentences_without_qas": sum(r["n_qas"] == 0 for r in reports)}
+
+
+def run(cfg: DictConfig, run_dir: Path) -> dict:
+    from models.consistency import ConsistencyPipeline
+
+    name = f"{cfg.set}.{cfg.split}"
+    folder, is_sample = resolve_processed_dir(cfg.paths, [name])
+    records = list(read_jsonl(folder / f"{name}.jsonl"))
+    pairs = sentence_pairs(records)
+    if cfg.get("max_sentences") and len(pairs) > cfg.max_sentences:
+        pairs = random.Random(cfg.seed).sample(pairs, int(cfg.max_sentences))
+    pipe = ConsistencyPipeline.from_pretrained(cfg.entailment, parser=cfg.parser, device=cfg.get("device"),
+                                               batch_size=int(cfg.batch_size), threshold=float(cfg.threshold))
+    reports = pipe.run(pairs)
+    metrics = {"set": name, "sample_data": is_sample, "parser": str(cfg.parser), "entailment": str(cfg.entailment),
+               "threshold": float(cfg.threshold), **decomp_metrics(reports)}
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "metrics.json").write_text(json.dumps(metrics, indent=1))
+    log.info("DecompScore %.2f supported QAs per sentence (%.2f QAs, %.1f%% unsupported) over %d sentences of %s",
+             metrics["decomp_score"] or 0, metrics["qas_per_sentence"] or 0,
+             100 * (metrics["unsupported_share"] or 0), metrics["sentences"], name)
+    return metrics
+
+
+@hydra.main(version_base="1.3", config_path="../conf", config_name="eval_decomp_score")
+def main(cfg: DictConfig) -> None:
+    from hydra.core.hydra_config import HydraConfig
+
+    run(cfg, Path(HydraConfig.get().runtime.output_dir))
+
+
+if __name__ == "__main__":
+    main()
