@@ -7,3 +7,7 @@ cd "$(dirname "$0")/.."
 python -m pip install -q --upgrade pip
 # torch==2.13.0 is pinned in pyproject.toml: pip takes the CPU wheel on disk, not a CUDA build.
 python -m pip install -q -e ".[dev]"
+# tests/test_consistency_html.py renders the report page in headless Chromium (Playwright drives Debian's build).
+if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
+fi
