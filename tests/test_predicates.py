@@ -31,7 +31,7 @@ def data_dir() -> Path:
 def _cfg(data_dir, processed_dir, *overrides):
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         return compose(config_name="train_predicates", overrides=[
-            "detector=tiny", f"paths.data_dir={data_dir}", f"paths.processed_dir={processed_dir}",
+            "detector_model=tiny", f"paths.data_dir={data_dir}", f"paths.processed_dir={processed_dir}",
             "train.max_train_sentences=64", "train.batch_size=16", "eval.max_sentences=20", "eval.batch_size=16",
             "device=cpu", *overrides])
 

@@ -1,7 +1,7 @@
 """Train the predicate detector (models/predicates.py): verbal and nominal predicates of raw text.
 
     python -m train.predicates paths.data_dir=../shared/data hydra.run.dir=outputs/predicates
-    python -m train.predicates detector=tiny train.max_train_sentences=64     # the test model
+    python -m train.predicates detector_model=tiny train.max_train_sentences=64     # the test model
 
 A BERT token classifier with two independent sigmoid outputs per word (verbal, nominal), trained
 with a masked binary cross-entropy because each source labels only one of them:
@@ -121,7 +121,7 @@ def check_inputs(cfg: DictConfig) -> None:
             _require(_path(cfg.data[k]), f"data.{k}")
     for k in RESOURCE_KEYS:
         _require(_path(cfg.resources[k]), f"resources.{k}")
-    c = cfg.detector
+    c = cfg.detector_model
     if not c.get("random_config") and not c.get("model_name_or_path"):
         raise ValueError("detector needs model_name_or_path ('minilm', a folder, a Hub id) or random_config")
     if int(c.max_length) < 3:
@@ -310,7 +310,7 @@ def build_model(cfg: DictConfig):
     import torch
     from transformers import AutoConfig, AutoModelForTokenClassification, AutoTokenizer
 
-    c = cfg.detector
+    c = cfg.detector_model
     id2label = dict(enumerate(LABELS))
     if c.get("random_config"):
         tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(c.get("tokenizer") or "minilm"))
@@ -507,7 +507,7 @@ def train(cfg: DictConfig, run_dir: str | Path | None = None) -> dict:
     set_seed(cfg.seed)
     device = cfg.get("device") or ("cuda" if torch.cuda.is_available() else "cpu")
     model, tokenizer = build_model(cfg)
-    c = cfg.detector
+    c = cfg.detector_model
     examples = encode_training(data["train"], tokenizer, int(c.max_length), int(c.window_overlap))
     log.info("training on %d sentences (%d windows); dev %d, test %d sentences", len(data["train"]),
              len(examples), len(data["dev"]), len(data["test"]))
