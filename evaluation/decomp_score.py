@@ -1,5 +1,6 @@
 """Decomposition quality of a parser (DecompScore, Wanner et al. 2024):
 python -m evaluation.decomp_score parser=DIR entailment=DIR [split=test]
+python -m evaluation.decomp_score parser=null entailment=DIR      # the annotated QAs (reference row)
 
 For each sentence of a QA-SRL GS split, the parser's QAs for the sentence's gold predicates are
 scored by the entailment classifier with the sentence itself as the premise. DecompScore = the
@@ -23,8 +24,9 @@ from train.parser_data import resolve_processed_dir
 log = logging.getLogger(__name__)
 
 
-def sentence_pairs(records: list[dict]) -> list[dict]:
-    """One pipeline pair per sentence: premise = generated = the sentence, predicates = gold ones."""
+def sentence_pairs(records: list[dict], gold_qas: bool = False) -> list[dict]:
+    """One pipeline pair per sentence: premise = generated = the sentence, predicates = gold ones;
+    with gold_qas, the annotated QAs instead of the parser's (the reference row)."""
     by_sentence = defaultdict(list)
     for r in records:
         by_sentence[r["sentence_id"]].append(r)
@@ -34,7 +36,11 @@ def sentence_pairs(records: list[dict]) -> list[dict]:
         preds = [{"predicate_index": r["predicate_index"], "predicate": r["predicate"],
                   "predicate_type": r["predicate_type"], "verb_form": r["verb_form"]}
                  for r in sorted(recs, key=lambda r: r["predicate_index"])]
-        pairs.append({"id": sid, "reference": tokens, "generated": [tokens], "predicates": [preds]})
+        pair = {"id": sid, "reference": tokens, "generated": [tokens], "predicates": [preds]}
+        if gold_qas:
+            pair["qas"] = [{"sentence": 0, "predicate_index": r["predicate_index"], "question": qa["question"],
+                            "answer_span": span} for r in recs for qa in r["qas"] for span in qa["answers"]]
+        pairs.append(pair)
     return pairs
 
 
@@ -55,10 +61,10 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
     name = f"{cfg.set}.{cfg.split}"
     folder, is_sample = resolve_processed_dir(cfg.paths, [name])
     records = list(read_jsonl(folder / f"{name}.jsonl"))
-    pairs = sentence_pairs(records)
+    pairs = sentence_pairs(records, gold_qas=not cfg.parser)
     if cfg.get("max_sentences") and len(pairs) > cfg.max_sentences:
         pairs = random.Random(cfg.seed).sample(pairs, int(cfg.max_sentences))
-    pipe = ConsistencyPipeline.from_pretrained(cfg.entailment, parser=cfg.parser, device=cfg.get("device"),
+    pipe = ConsistencyPipeline.from_pretrained(cfg.entailment, parser=cfg.parser or None, device=cfg.get("device"),
                                                batch_size=int(cfg.batch_size), threshold=float(cfg.threshold))
     reports = pipe.run(pairs)
     metrics = {"set": name, "sample_data": is_sample, "parser": str(cfg.parser), "entailment": str(cfg.entailment),

@@ -203,6 +203,12 @@ def test_decomp_score_counts_supported_qas_per_sentence():
              "predicate_type": "verbal", "verb_form": "b", "qas": []} for i in (1, 0)]
     (pair,) = sentence_pairs(recs)
     assert pair["reference"] == ["a", "b"] and [p["predicate_index"] for p in pair["predicates"][0]] == [0, 1]
+    recs[0]["qas"] = [{"question": "what b?", "answers": [[0, 1], [0, 2]]}]
+    (gold,) = sentence_pairs(recs, gold_qas=True)
+    assert [(q["predicate_index"], q["answer_span"]) for q in gold["qas"]] == [(1, [0, 1]), (1, [0, 2])]
+    pipe = ConsistencyPipeline(LexicalScorer())  # the annotated QAs need neither detector nor parser
+    (rep,) = pipe.run([gold])
+    assert (rep["n_qas"], rep["n_supported"]) == (2, 2)
     m = decomp_metrics([{"n_qas": 4, "n_supported": 3}, {"n_qas": 0, "n_supported": 0}])
     assert m == {"sentences": 2, "qas": 4, "decomp_score": 1.5, "qas_per_sentence": 2.0,
                  "unsupported_share": 0.25, "sentences_without_qas": 1}
