@@ -253,3 +253,20 @@ def test_hub_push_writes_card_and_pushes_best_folder(tmp_path, monkeypatch):
     assert pushed == [(tmp_path / "stacked", "org/qasem-entailment")]
     card = (tmp_path / "stacked" / "README.md").read_text()
     assert "BACC (overall)" in card and "python -m train.entailment classifier=stacked" in card
+
+
+def test_a_killed_run_resumes_its_finished_stages_and_ends_the_same(tmp_path):
+    from train.entailment import STAGE_FILE, train
+
+    over = ["classifier=tiny", f"data.train_file={FIXTURE}", "cv.folds=2", "optim.max_steps=2", "optim.batch_size=4"]
+    first = train(_compose("train_entailment", over), tmp_path)
+    fold0 = tmp_path / "folds" / "fold-0" / STAGE_FILE
+    stamp = fold0.stat().st_mtime_ns
+    # as if killed during fold 1: its marker and the final model's never got written
+    (tmp_path / "folds" / "fold-1" / STAGE_FILE).unlink()
+    (tmp_path / "checkpoint" / STAGE_FILE).unlink()
+    again = train(_compose("train_entailment", over), tmp_path)
+    assert fold0.stat().st_mtime_ns == stamp  # fold 0 was reused, not retrained
+    assert again["cv"] == first["cv"] and again["final"] == first["final"]
+    with pytest.raises(ValueError, match="another configuration"):
+        train(_compose("train_entailment", over[:-1] + ["optim.batch_size=2"]), tmp_path)

@@ -16,9 +16,14 @@ the checkpoint. Then the model is trained on the whole dev half and saved with i
 `entailment_format.json` (and, with `stack.enabled`, a logistic regression over lexical signals
 + the neural out-of-fold score is saved around it). The run dir gets all_results.json (= metrics.json)
 and oof_predictions.jsonl; `hub=push hub.repo_id=ORG/NAME` pushes the shipped folder with a model card.
+
+Resume: the same command in the same run dir (hydra.run.dir=RUN) reuses every stage a killed run
+finished (synthetic pre-training, each CV fold, the final model) and trains the rest; each stage
+seeds itself, so the result equals an uninterrupted run. Another configuration in that dir is refused.
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import math
@@ -34,6 +39,7 @@ from data_prep.consistency import read_consistency
 from data_prep.records import read_jsonl
 from evaluation.entailment_metrics import best_threshold, metrics_table
 from models import entailment as E
+from transformers import set_seed
 
 log = logging.getLogger(__name__)
 
@@ -268,34 +274,78 @@ def neural_scores(cfg, model, tokenizer, examples) -> list[float]:
     return make_scorer(cfg, model, tokenizer).score_examples(examples)
 
 
+# ---------------------------------------------------------------------------- resume
+# One resume rule: the same command in the same run dir reuses every stage an earlier (killed)
+# run finished (synthetic pre-training, each CV fold, the final model). A stage counts as finished
+# only once its marker file is written, after everything else of it.
+STAGE_FILE = "stage_done.json"
+VOLATILE_KEYS = ("output_dir", "logger", "hub")
+
+
+def _finished(folder: Path) -> dict | None:
+    path = Path(folder) / STAGE_FILE
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def _finish(folder: Path, info: dict) -> dict:
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    (Path(folder) / STAGE_FILE).write_text(json.dumps(info))
+    return info
+
+
+def check_resume(cfg: DictConfig, run_dir: Path) -> None:
+    """Stages of a run dir are reused only by the same configuration: another one is an error."""
+    from omegaconf import OmegaConf
+
+    conf = {k: v for k, v in OmegaConf.to_container(cfg, resolve=True).items() if k not in VOLATILE_KEYS}
+    key = hashlib.sha256(json.dumps(conf, sort_keys=True, default=str).encode()).hexdigest()[:16]
+    path = run_dir / "resume_key.json"
+    if path.exists() and json.loads(path.read_text())["config"] != key:
+        raise ValueError(f"{run_dir} holds the stages of a train.entailment run with another configuration; "
+                         "use a new hydra.run.dir (or delete that one) to start over")
+    if path.exists():
+        log.info("resuming in %s: finished stages are reused", run_dir)
+    path.write_text(json.dumps({"config": key}))
+
+
 def run_neural(cfg: DictConfig, examples: list[dict], run_dir: Path) -> dict:
     info: dict = {}
     init = None
     if cfg.synthetic.enabled:
-        log.info("pre-training on the synthetic set %s", cfg.synthetic.file)
-        model, tok = build_model(cfg)
-        triples = synthetic_triples(cfg, make_scorer(cfg, model, tok))
-        info["synthetic"] = fit(cfg, model, tok, triples, run_dir / "tmp", cfg.synthetic.optim)
         init = str(run_dir / "pretrained")
-        model.save_pretrained(init)
-        tok.save_pretrained(init)
-        # a complete checkpoint on its own (scored zero-shot on the benchmark, or as a stacked feature)
-        fmt = make_scorer(cfg, model, tok).format_dict()
-        fmt.update(threshold=None, trained_on="synthetic QA-SRL/QANom entailment set only")
-        E.save_format(init, fmt)
-        info["synthetic"]["pretrained_dir"] = init
+        info["synthetic"] = _finished(run_dir / "pretrained")
+        if info["synthetic"] is None:
+            log.info("pre-training on the synthetic set %s", cfg.synthetic.file)
+            set_seed(cfg.seed)
+            model, tok = build_model(cfg)
+            triples = synthetic_triples(cfg, make_scorer(cfg, model, tok))
+            stats = fit(cfg, model, tok, triples, run_dir / "tmp", cfg.synthetic.optim)
+            model.save_pretrained(init)
+            tok.save_pretrained(init)
+            # a complete checkpoint on its own (scored zero-shot on the benchmark, or as a stacked feature)
+            fmt = make_scorer(cfg, model, tok).format_dict()
+            fmt.update(threshold=None, trained_on="synthetic QA-SRL/QANom entailment set only")
+            E.save_format(init, fmt)
+            info["synthetic"] = _finish(run_dir / "pretrained", {**stats, "pretrained_dir": init})
 
     oof = [None] * len(examples)
     folds = group_folds(examples, cfg.cv.folds, cfg.seed) if cfg.cv.folds else []
     for fi, (tr, te) in enumerate(folds):
         if cfg.cv.get("max_folds") and fi >= cfg.cv.max_folds:
             break
-        model, tok = build_model(cfg, init)
-        sc = make_scorer(cfg, model, tok)
-        stats = fit(cfg, model, tok, dev_triples(sc, [examples[i] for i in tr]), run_dir / "tmp")
-        for i, s in zip(te, neural_scores(cfg, model, tok, [examples[i] for i in te])):
+        te = [int(i) for i in te]
+        fold_dir = run_dir / "folds" / f"fold-{fi}"
+        done_fold = _finished(fold_dir)
+        if done_fold is None or done_fold["test"] != te:
+            set_seed(cfg.seed + 1 + fi)  # each stage seeds itself, so a resumed run trains it identically
+            model, tok = build_model(cfg, init)
+            sc = make_scorer(cfg, model, tok)
+            stats = fit(cfg, model, tok, dev_triples(sc, [examples[i] for i in tr]), run_dir / "tmp")
+            scores = neural_scores(cfg, model, tok, [examples[i] for i in te])
+            done_fold = _finish(fold_dir, {"test": te, "scores": scores, "stats": stats})
+            log.info("fold %d/%d: trained on %d QAs (%s), scored %d", fi + 1, len(folds), len(tr), stats, len(te))
+        for i, s in zip(te, done_fold["scores"]):
             oof[i] = s
-        log.info("fold %d/%d: trained on %d QAs (%s), scored %d", fi + 1, len(folds), len(tr), stats, len(te))
     done = [i for i, s in enumerate(oof) if s is not None]
     if done:
         sub = [examples[i] for i in done]
@@ -311,7 +361,11 @@ def run_neural(cfg: DictConfig, examples: list[dict], run_dir: Path) -> dict:
                     ({"example_id": e["example_id"], "dataset": e["dataset"], "supported": e["supported"],
                       "score": s} for e, s in zip(examples, oof) if s is not None))
 
-    if cfg.final.train:
+    if cfg.final.train and _finished(run_dir / "checkpoint") is not None:
+        info["final"] = _finished(run_dir / "checkpoint")
+        info["checkpoint"] = str(run_dir / "checkpoint")
+    elif cfg.final.train:
+        set_seed(cfg.seed + 1 + len(folds))
         model, tok = build_model(cfg, init)
         sc = make_scorer(cfg, model, tok)
         info["final"] = fit(cfg, model, tok, dev_triples(sc, examples), run_dir / "tmp")
@@ -328,6 +382,7 @@ def run_neural(cfg: DictConfig, examples: list[dict], run_dir: Path) -> dict:
         if lora:  # an adapter folder: load_scorer puts it on the base model again
             fmt["base_model"] = resolve_model_path(cfg.classifier.model_name_or_path)
         E.save_format(ckpt, fmt)
+        _finish(ckpt, info["final"])
         info["checkpoint"] = str(ckpt)
     elif init is None and not folds:
         # zero-shot: no training at all; the checkpoint is a descriptor naming the base model
@@ -419,8 +474,7 @@ def train(cfg: DictConfig, run_dir: str | Path | None = None) -> dict:
     check_config(cfg)
     run_dir = Path(run_dir or cfg.get("output_dir") or ".")
     run_dir.mkdir(parents=True, exist_ok=True)
-    from transformers import set_seed
-
+    check_resume(cfg, run_dir)
     set_seed(cfg.seed)
     examples, skipped = read_consistency(hydra.utils.to_absolute_path(cfg.data.train_file), "dev")
     if cfg.data.get("limit"):
