@@ -6,7 +6,7 @@
     python -m benchmarks.train_throughput --override +experiment=cpu_offline   # another recipe's sizes
 
 trainer  : what `python -m train.parser` does per step: the trainer's tokenization
-           (train.parser_data.tokenize), its collator (DataCollatorForSeq2Seq: pads each batch to its
+           (common.data.tokenize), its collator (DataCollatorForSeq2Seq: pads each batch to its
            longest row), the Trainer's length-grouped sampler (train_sampling_strategy=group_by_length:
            LengthGroupedSampler over source lengths), bf16 autocast when trainer.args.bf16.
 baseline : run_summarization's --pad_to_max_length: every row padded to max_source_length /
@@ -40,7 +40,7 @@ def spread(batches: list, k: int) -> list:
 
 
 def trainer_batches(records, fmt, tok, model, cfg, batch_size, seed):
-    from train.parser_data import tokenize
+    from common.data import tokenize
     from train.seq2seq_trainer import IndexedCollator
 
     ds = tokenize(records, fmt, tok, int(cfg.max_source_length), int(cfg.max_target_length))

@@ -19,8 +19,8 @@ import hydra
 from omegaconf import DictConfig
 
 from data_prep.consistency import DATASETS, flatten_summary, read_consistency, response_id
-from evaluation.entailment_metrics import _corr
-from evaluation.qasrl_metrics import match_spans
+from metrics.entailment import _corr
+from metrics.qasrl import match_spans
 
 log = logging.getLogger(__name__)
 SENTENCE_END = {".", "!", "?"}

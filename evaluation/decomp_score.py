@@ -19,7 +19,7 @@ import hydra
 from omegaconf import DictConfig
 
 from data_prep.records import read_jsonl
-from train.parser_data import resolve_processed_dir
+from common.data import resolve_processed_dir
 
 log = logging.getLogger(__name__)
 

@@ -22,7 +22,7 @@ from omegaconf import DictConfig
 
 from data_prep.consistency import read_consistency
 from data_prep.records import write_jsonl
-from evaluation.entailment_metrics import (DATASETS, best_threshold, metrics_table, response_correlations,
+from metrics.entailment import (DATASETS, best_threshold, metrics_table, response_correlations,
                                            roc_curve_points)
 
 log = logging.getLogger(__name__)
@@ -133,7 +133,7 @@ def evaluate(cfg: DictConfig, run_dir: str | Path) -> dict:
         if cfg.get("roc_png", True) else None
     log.info("%s", format_table(metrics))
 
-    from train.tracking import init_wandb, log_records_table
+    from common.tracking import init_wandb, log_records_table
 
     run = init_wandb(cfg, "eval-entailment", str(run_dir), name=f"eval-{cfg.scorer.name}-{cfg.data.split}")
     if run is not None:

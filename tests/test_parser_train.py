@@ -129,7 +129,7 @@ def test_eval_predictions_come_back_with_their_record_index(tmp_path):
     from models.parser import QASemParser
     from models.qa_format import get_format
     from models.seq2seq import build_model, build_tokenizer
-    from train.parser_data import SAMPLE_DIR, load_split, tokenize
+    from common.data import SAMPLE_DIR, load_split, tokenize
     from train.seq2seq_trainer import IndexedCollator, ParserTrainer
 
     cfg = OmegaConf.load(ROOT / "conf" / "model" / "tiny_t5.yaml")

@@ -1,4 +1,4 @@
-"""Hand-computed checks of the QA-SRL metrics (evaluation/qasrl_metrics.py, evaluation/roles.py)."""
+"""Hand-computed checks of the QA-SRL metrics (metrics/qasrl.py, metrics/roles.py)."""
 from __future__ import annotations
 
 import json
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from evaluation.qasrl_metrics import evaluate_predicate, evaluate_records, iou, match_spans, prf
-from evaluation.roles import UNGRAMMATICAL, question_to_sem_role
+from metrics.qasrl import evaluate_predicate, evaluate_records, iou, match_spans, prf
+from metrics.roles import UNGRAMMATICAL, question_to_sem_role
 
 REPO = Path(__file__).resolve().parents[1]
 

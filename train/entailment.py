@@ -36,9 +36,9 @@ from omegaconf import DictConfig, OmegaConf
 
 from data_prep.consistency import read_consistency
 from data_prep.records import read_jsonl
-from evaluation.entailment_metrics import best_threshold, metrics_table
+from metrics.entailment import best_threshold, metrics_table
 from models import entailment as E
-from train.model_paths import resolve_model_path
+from models.model_paths import resolve_model_path
 from transformers import set_seed
 
 log = logging.getLogger(__name__)
@@ -470,7 +470,7 @@ def train(cfg: DictConfig, run_dir: str | Path | None = None) -> dict:
         examples = examples[: int(cfg.data.limit)]
     if not examples:
         raise ValueError(f"{cfg.data.train_file}: no usable examples (skipped {dict(skipped)})")
-    from train.tracking import init_wandb
+    from common.tracking import init_wandb
 
     run = init_wandb(cfg, "train-entailment", str(run_dir), name=f"entailment-{cfg.classifier.name}")
     metrics: dict = {"classifier": cfg.classifier.name, "family": cfg.classifier.family,
@@ -515,7 +515,7 @@ def train(cfg: DictConfig, run_dir: str | Path | None = None) -> dict:
 
 
 def publish(cfg: DictConfig, metrics: dict, run_dir: Path) -> None:
-    from train.hub import push_folder, write_model_card
+    from common.hub import push_folder, write_model_card
 
     folder = Path(metrics.get("stacked", {}).get("checkpoint") or metrics.get("checkpoint"))
     cv = metrics.get("stacked", {}).get("cv") or metrics.get("cv") or {}

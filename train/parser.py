@@ -22,14 +22,14 @@ from transformers import Seq2SeqTrainingArguments, set_seed
 from transformers.trainer_utils import get_last_checkpoint
 
 from data_prep.records import write_jsonl
-from evaluation.qasrl_metrics import evaluate_records
+from metrics.qasrl import evaluate_records
 from models.parser import FORMAT_FILE, PARSER_FILE, QASemParser, decode_texts
 from models.qa_format import get_format
 from models.seq2seq import build_model, build_tokenizer, check_model_config, is_t5
-from train.parser_data import load_split, resolve_processed_dir, tokenize
+from common.data import load_split, resolve_processed_dir, tokenize
 from train.seq2seq_trainer import IndexedCollator, ParserTrainer, SaveFormatCallback, TimeBudgetCallback
-from train.tracking import init_wandb, log_records_table
-from evaluation.report import metrics_table
+from common.tracking import init_wandb, log_records_table
+from metrics.report import metrics_table
 
 log = logging.getLogger(__name__)
 
@@ -199,7 +199,7 @@ def _table_rows(preds: list[dict], limit: int = 200) -> list[dict]:
 def publish(cfg: DictConfig, best_dir: Path, dev: dict) -> str | None:
     from hydra.core.hydra_config import HydraConfig
 
-    from train.hub import push_folder, write_model_card
+    from common.hub import push_folder, write_model_card
 
     overrides = HydraConfig.get().overrides.task if HydraConfig.initialized() else []
     command = "python -m train.parser " + " ".join(overrides)

@@ -35,9 +35,9 @@ from omegaconf import DictConfig, OmegaConf
 
 from data_prep.leakage import check_no_leakage, evaluation_documents
 from data_prep.records import read_jsonl
-from evaluation.qasrl_metrics import prf as qasrl_prf
+from metrics.qasrl import prf as qasrl_prf
 from models.predicates import LABELS, PredicateDetector, VerbForms, decide, encode_windows, pad_batch, word_pieces
-from train.model_paths import resolve_model_path
+from models.model_paths import resolve_model_path
 
 log = logging.getLogger(__name__)
 

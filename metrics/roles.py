@@ -2,7 +2,7 @@
 
 Source: the He et al. (2015) mapping (Section 4 / Table 7 of "Question-Answer Driven Semantic
 Role Labeling"), as reconstructed in the QANom evaluation code, kleinay/QANom
-`qanom/evaluation/roles.py::question_to_sem_role`. The role space is
+`qanom/metrics/roles.py::question_to_sem_role`. The role space is
     R0, R1, R2, R2_<prep>, <wh>, <wh>_<prep>   with <wh> in {where, when, why, how, how much, how long}.
 
 Deliberate differences from that code (they change no role it would return):

@@ -7,7 +7,7 @@ Reference: the QANom evaluation code, kleinay/QANom `qanom/evaluation/{evaluate,
   DISTINCT spans (the reference keys its match dict by span); TP = matches, FP = #sys args - TP,
   FN = #gold args - TP;
 - LA: a UA match is labeled-correct when the first QA holding the sys span and the first QA
-  holding the gold span map to the same role (evaluation/roles.py); FP/FN as for UA;
+  holding the gold span map to the same role (metrics/roles.py); FP/FN as for UA;
 - role: QAs are aligned through the UA matches; a gold QA is a TP when exactly one sys QA aligns
   to it (else FN), a sys QA is an FP unless exactly one gold QA aligns to it.
 The "gs" protocol (QA-SRL GS, Roit et al. 2020) swaps in IOU >= 0.5 and a maximum bipartite matching.
@@ -29,7 +29,7 @@ from typing import Iterable, Sequence
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 
-from evaluation.roles import qa_role
+from metrics.roles import qa_role
 
 # IOU thresholds as exact fractions, so that 3/10 compares equal to 0.3 and not "almost".
 PROTOCOLS = {"qanom": Fraction(3, 10), "gs": Fraction(1, 2)}
