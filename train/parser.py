@@ -27,7 +27,7 @@ from models.parser import FORMAT_FILE, PARSER_FILE, QASemParser, decode_texts
 from models.qa_format import get_format
 from models.seq2seq import build_model, build_tokenizer, check_model_config, is_t5
 from common.data import load_split, resolve_processed_dir, tokenize
-from train.seq2seq_trainer import IndexedCollator, ParserTrainer, SaveFormatCallback, TimeBudgetCallback
+from train.seq2seq_trainer import IndexedCollator, ParserTrainer, SaveFilesCallback, TimeBudgetCallback
 from common.tracking import init_wandb, log_records_table
 from metrics.report import metrics_table
 
@@ -52,11 +52,13 @@ def check_config(cfg: DictConfig) -> None:
                          "T5 overflows to NaN in fp16; use trainer.args.bf16=true (or fp32)")
 
 
-def training_arguments(cfg: DictConfig, run_dir: Path) -> Seq2SeqTrainingArguments:
+def training_arguments(cfg: DictConfig, run_dir: Path, generate: bool = True) -> Seq2SeqTrainingArguments:
+    """The trainer group's arguments plus what every parser run needs: checkpoints saved at each
+    evaluation (so the best one by dev UA F1 is always on disk), W&B when the logger is on."""
     args = OmegaConf.to_container(cfg.trainer.args, resolve=True)
     args.update(
         output_dir=str(run_dir / "checkpoints"),
-        predict_with_generate=True,
+        predict_with_generate=generate,
         load_best_model_at_end=True,
         metric_for_best_model="ua_f1",
         greater_is_better=True,
@@ -86,6 +88,10 @@ def resume_checkpoint(cfg: DictConfig, output_dir: Path) -> str | None:
 
 
 def train(cfg: DictConfig) -> dict:
+    if cfg.model.get("kind") == "span":  # the span-first family: same run directory, same rules
+        from train.span_parser import train as train_span
+
+        return train_span(cfg)
     check_config(cfg)
     run_dir = run_dir_of(cfg)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -132,7 +138,7 @@ def train(cfg: DictConfig) -> dict:
         out.update({f"decode_{k}": v for k, v in counts.items()})
         return out
 
-    callbacks = [SaveFormatCallback(fmt.to_json(), json.dumps(parser_settings))]
+    callbacks = [SaveFilesCallback({FORMAT_FILE: fmt.to_json(), PARSER_FILE: json.dumps(parser_settings)})]
     if cfg.get("max_train_minutes"):
         callbacks.append(TimeBudgetCallback(float(cfg.max_train_minutes)))
     trainer = ParserTrainer(

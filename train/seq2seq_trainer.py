@@ -10,7 +10,7 @@ from pathlib import Path
 import torch
 from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, TrainerCallback
 
-from models.parser import FORMAT_FILE, PARSER_FILE, QASemParser
+from models.parser import QASemParser
 
 
 class NonFiniteLossError(RuntimeError):
@@ -31,16 +31,19 @@ class IndexedCollator:
         return batch
 
 
-class SaveFormatCallback(TrainerCallback):
-    def __init__(self, fmt_json: str, parser_json: str):
-        self.fmt_json, self.parser_json = fmt_json, parser_json
+class SaveFilesCallback(TrainerCallback):
+    """Writes {file name: text} into every checkpoint-N folder (the format and parser settings a
+    loader needs), so any checkpoint can be evaluated or published."""
+
+    def __init__(self, files: dict[str, str]):
+        self.files = dict(files)
 
     def on_save(self, args, state, control, **kwargs):
         if state.is_world_process_zero:
             ckpt = Path(args.output_dir) / f"checkpoint-{state.global_step}"
             if ckpt.is_dir():
-                (ckpt / FORMAT_FILE).write_text(self.fmt_json)
-                (ckpt / PARSER_FILE).write_text(self.parser_json)
+                for name, text in self.files.items():
+                    (ckpt / name).write_text(text)
 
 
 class TimeBudgetCallback(TrainerCallback):
@@ -61,10 +64,8 @@ class TimeBudgetCallback(TrainerCallback):
         return control
 
 
-class ParserTrainer(Seq2SeqTrainer):
-    def __init__(self, *args, parser: QASemParser | None = None, eval_records=None, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.parser, self.eval_records = parser, eval_records
+class StopOnNonFiniteLoss:
+    """Trainer mixin: stop with the step number when the training loss is not finite."""
 
     def training_step(self, model, inputs, num_items_in_batch=None):
         loss = super().training_step(model, inputs, num_items_in_batch)
@@ -72,6 +73,12 @@ class ParserTrainer(Seq2SeqTrainer):
             raise NonFiniteLossError(f"non-finite training loss ({loss.item()}) at step {self.state.global_step + 1}; "
                                      "stopping (for T5, use bf16 or fp32, never fp16)")
         return loss
+
+
+class ParserTrainer(StopOnNonFiniteLoss, Seq2SeqTrainer):
+    def __init__(self, *args, parser: QASemParser | None = None, eval_records=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.parser, self.eval_records = parser, eval_records
 
     def prediction_step(self, model, inputs, prediction_loss_only, ignore_keys=None, **gen_kwargs):
         """Generate (answer-copy constrained when enabled) and return the batch's record indices in

@@ -1,0 +1,350 @@
+"""The span-first QASem parser (after FitzGerald et al. 2018, "Large-Scale QA-SRL Parsing"): one
+encoder pass per predicate scores every span of up to `max_span_width` words as an answer of the
+marked predicate, keeps those above a dev-chosen threshold, and predicts one question template per
+kept span. No autoregressive decoding.
+
+Encoder input (any Hugging Face encoder): `[CLS] w1 .. [P] wp [/P] .. wn [SEP] <type> <verb form>
+[SEP]`. The markers are the vocabulary's own unused tokens where it has them ([unused0/1] in BERT
+vocabularies), registered as special tokens, so no embedding row starts from nothing.
+
+Span (i, j) of the predicate p gets g_ij = S h_i + E h_j + P h_p + S' (h_i * h_p) + E' (h_j * h_p) +
+W[j - i] (h: the first subword of a word), then P(answer) = sigmoid(MLP(g_ij)) and the question
+template = softmax(Q(g_ij)). Training: binary cross-entropy over all candidate spans, summed per
+predicate, plus cross-entropy of the gold spans' templates.
+
+Overlapping spans are decoded greedily: most probable first, a span is kept only when it
+overlaps no kept span. Gold answers of one predicate almost never overlap (2.4% of the training
+predicates have any overlap), while the model gives neighbouring boundaries of one argument
+similar scores; keeping both would be a false positive under the metric's one-to-one matching.
+"""
+from __future__ import annotations
+
+import logging
+from collections import Counter
+from pathlib import Path
+
+import torch
+from torch import nn
+from transformers import AutoConfig, AutoModel, AutoTokenizer, PretrainedConfig, PreTrainedModel
+
+from models.checkpoint import checkpoint_folder, read_json
+from models.qa_format import prediction_record
+from models.question_templates import realise
+
+log = logging.getLogger(__name__)
+
+PARSER_FILE = "parser_config.json"  # {"kind": "span"} tells the loader which parser a folder holds
+KIND = "span"
+MARKERS = ("[unused0]", "[unused1]")
+
+
+class SpanParserConfig(PretrainedConfig):
+    model_type = "qasem_span_parser"
+
+    def __init__(self, encoder: dict | None = None, max_span_width: int = 20, span_hidden: int = 256,
+                 dropout: float = 0.1, templates: list | None = None, inflections: dict | None = None,
+                 threshold: float = 0.5, max_subwords: int = 256, markers: list | None = None, **kwargs):
+        super().__init__(**kwargs)
+        self.encoder = encoder or {}
+        self.max_span_width, self.span_hidden, self.dropout = int(max_span_width), int(span_hidden), float(dropout)
+        self.templates = list(templates or [])
+        self.inflections = dict(inflections or {})
+        self.threshold, self.max_subwords = float(threshold), int(max_subwords)
+        self.markers = list(markers or MARKERS)
+
+
+class SpanParserModel(PreTrainedModel):
+    config_class = SpanParserConfig
+    base_model_prefix = "span_parser"
+    _no_split_modules: list = []
+
+    def __init__(self, config: SpanParserConfig, encoder: nn.Module | None = None):
+        super().__init__(config)
+        if encoder is None:
+            enc_cfg = dict(config.encoder)
+            encoder = AutoModel.from_config(AutoConfig.for_model(enc_cfg.pop("model_type"), **enc_cfg),
+                                            add_pooling_layer=False)
+        self.encoder = encoder
+        h, d = encoder.config.hidden_size, config.span_hidden
+        self.start, self.end, self.pred = nn.Linear(h, d), nn.Linear(h, d), nn.Linear(h, d, bias=False)
+        self.start_x, self.end_x = nn.Linear(h, d, bias=False), nn.Linear(h, d, bias=False)
+        self.width = nn.Embedding(config.max_span_width, d)
+        self.span_mlp = nn.Sequential(nn.GELU(), nn.Dropout(config.dropout), nn.Linear(d, d), nn.GELU(),
+                                      nn.Linear(d, 1))
+        self.question = nn.Sequential(nn.GELU(), nn.Dropout(config.dropout), nn.Linear(d, d), nn.GELU(),
+                                      nn.Linear(d, max(1, len(config.templates))))
+        self.dropout = nn.Dropout(config.dropout)
+        self.post_init()
+        # Start from the prior (about 3 answers among ~400 candidate spans), not from P = 0.5: the
+        # summed BCE of 400 spans at 0.5 would swamp the first steps' gradients.
+        with torch.no_grad():
+            self.span_mlp[-1].bias.fill_(-5.0)
+
+    def _init_weights(self, module):
+        if module is self.encoder or any(module is m for m in self.encoder.modules()):
+            return  # the encoder keeps its own (pretrained or its own init) weights
+        if isinstance(module, nn.Linear):
+            nn.init.normal_(module.weight, std=0.02)
+            if module.bias is not None:
+                nn.init.zeros_(module.bias)
+        elif isinstance(module, nn.Embedding):
+            nn.init.normal_(module.weight, std=0.02)
+
+    def span_features(self, input_ids, attention_mask, word_index, predicate_word, token_type_ids=None):
+        """g of every (word, width) cell: [batch, words, max_span_width, span_hidden]."""
+        # a second segment type only where the encoder has one (RoBERTa-like encoders do not)
+        use_types = token_type_ids is not None and getattr(self.encoder.config, "type_vocab_size", 0) >= 2
+        kw = {"token_type_ids": token_type_ids} if use_types else {}
+        hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask, **kw).last_hidden_state
+        words = torch.gather(hidden, 1, word_index.clamp(min=0).unsqueeze(-1).expand(-1, -1, hidden.size(-1)))
+        words = self.dropout(words)
+        pred = words[torch.arange(words.size(0), device=words.device), predicate_word]  # [B, H]
+        start = self.start(words) + self.start_x(words * pred[:, None])                  # [B, W, d]
+        end = self.end(words) + self.end_x(words * pred[:, None])
+        n_words, width = words.size(1), self.config.max_span_width
+        # end index of cell (i, w) is i + w; cells past the sentence are masked by the caller
+        end_idx = (torch.arange(n_words, device=words.device)[:, None]
+                   + torch.arange(width, device=words.device)[None]).clamp(max=n_words - 1)
+        end_cells = end[:, end_idx]                                                      # [B, W, w, d]
+        return start[:, :, None] + end_cells + self.pred(pred)[:, None, None] + self.width.weight[None, None]
+
+    def cell_mask(self, word_index):
+        """True for cells (i, w) whose span i..i+w lies inside the sentence: [B, W, w]."""
+        n = (word_index >= 0).sum(-1)                                                     # [B]
+        i = torch.arange(word_index.size(1), device=word_index.device)[:, None]
+        w = torch.arange(self.config.max_span_width, device=word_index.device)[None]
+        return (i + w)[None] < n[:, None, None]
+
+    def forward(self, input_ids, attention_mask, word_index, predicate_word, token_type_ids=None,
+                span_labels=None, question_cells=None, question_labels=None, **unused):
+        g = self.span_features(input_ids, attention_mask, word_index, predicate_word, token_type_ids)
+        logits = self.span_mlp(g).squeeze(-1).float()                                    # [B, W, w]
+        mask = self.cell_mask(word_index)
+        logits = logits.masked_fill(~mask, -1e4)
+        out = {"span_logits": logits}
+        if span_labels is not None:
+            bce = nn.functional.binary_cross_entropy_with_logits(logits, span_labels.float(), reduction="none")
+            loss = (bce * mask).sum() / logits.size(0)
+            if question_cells is not None and question_cells.numel():
+                b, i, w = question_cells.unbind(-1)
+                q_logits = self.question(g[b, i, w]).float()
+                loss = loss + nn.functional.cross_entropy(q_logits, question_labels, ignore_index=-100)
+            out["loss"] = loss
+        return out
+
+
+# ---------------------------------------------------------------------------- encoding
+def marker_tokens(tokenizer) -> list[str]:
+    """The two predicate markers: the vocabulary's unused tokens where it has them, else new ones."""
+    vocab = tokenizer.get_vocab()
+    return list(MARKERS) if all(m in vocab for m in MARKERS) else ["<p>", "</p>"]
+
+
+def prepare_tokenizer(tokenizer, markers: list[str]):
+    tokenizer.add_special_tokens({"additional_special_tokens": list(markers)},
+                                 replace_extra_special_tokens=False)
+    return tokenizer
+
+
+class Encoder:
+    """Records -> encoder features, with a word window around the predicate when the sentence does
+    not fit `max_length` subwords (counted in `stats["windowed"]`, never silently cut)."""
+
+    def __init__(self, tokenizer, markers: list[str], max_length: int, max_span_width: int):
+        self.tokenizer, self.markers = tokenizer, list(markers)
+        self.max_length, self.max_span_width = int(max_length), int(max_span_width)
+        self.stats: Counter = Counter()
+
+    def _window(self, costs: list[int], p: int, budget: int) -> tuple[int, int]:
+        """The widest [s, e) around word p whose subword cost fits the budget (grows both ways)."""
+        s, e, total = p, p + 1, costs[p]
+        while True:
+            grown = False
+            for side in (0, 1):
+                if side == 0 and s > 0 and total + costs[s - 1] <= budget:
+                    s -= 1
+                    total += costs[s]
+                    grown = True
+                elif side == 1 and e < len(costs) and total + costs[e] <= budget:
+                    total += costs[e]
+                    e += 1
+                    grown = True
+            if not grown:
+                return s, e
+
+    def encode(self, record: dict) -> dict:
+        """input_ids, token_type_ids, word_index (first subword of each window word), predicate_word,
+        offset (the window's first word)."""
+        tokens, p = list(record["tokens"]), int(record["predicate_index"])
+        if not tokens:
+            raise ValueError(f"record {record.get('sentence_id')}: empty sentence")
+        if not 0 <= p < len(tokens):
+            raise IndexError(f"record {record.get('sentence_id')}: predicate_index {p} outside its "
+                             f"{len(tokens)} tokens")
+        second = [record.get("predicate_type") or "verbal", record.get("verb_form") or tokens[p]]
+        tok = self.tokenizer
+        pieces = [tok.tokenize(w) or [tok.unk_token] for w in tokens]
+        second_ids = tok.convert_tokens_to_ids([t for w in second for t in tok.tokenize(w)])
+        budget = self.max_length - 5 - len(second_ids)  # CLS, 2 markers, 2 SEP
+        costs = [len(x) for x in pieces]
+        s, e = (0, len(tokens)) if sum(costs) <= budget else self._window(costs, p, budget)
+        if (s, e) != (0, len(tokens)):
+            self.stats["windowed"] += 1
+        ids, word_index = [tok.cls_token_id], []
+        for k in range(s, e):
+            if k == p:
+                ids.append(tok.convert_tokens_to_ids(self.markers[0]))
+            word_index.append(len(ids))
+            ids.extend(tok.convert_tokens_to_ids(pieces[k][:budget]))  # a single word over budget: its head
+            if k == p:
+                ids.append(tok.convert_tokens_to_ids(self.markers[1]))
+        ids.append(tok.sep_token_id)
+        types = [0] * len(ids) + [1] * (len(second_ids) + 1)
+        ids += second_ids + [tok.sep_token_id]
+        return {"input_ids": ids, "token_type_ids": types, "word_index": word_index,
+                "predicate_word": p - s, "offset": s}
+
+
+def collate(features: list[dict], pad_id: int, max_span_width: int) -> dict:
+    """Pad a batch; gold spans become a [B, W, w] label grid and (b, i, w) question cells."""
+    n_tok = max(len(f["input_ids"]) for f in features)
+    n_words = max(len(f["word_index"]) for f in features)
+    batch = {
+        "input_ids": torch.tensor([f["input_ids"] + [pad_id] * (n_tok - len(f["input_ids"])) for f in features]),
+        "attention_mask": torch.tensor([[1] * len(f["input_ids"]) + [0] * (n_tok - len(f["input_ids"]))
+                                        for f in features]),
+        "token_type_ids": torch.tensor([f["token_type_ids"] + [0] * (n_tok - len(f["token_type_ids"]))
+                                        for f in features]),
+        "word_index": torch.tensor([f["word_index"] + [-1] * (n_words - len(f["word_index"])) for f in features]),
+        "predicate_word": torch.tensor([f["predicate_word"] for f in features]),
+    }
+    if "spans" in features[0]:
+        labels = torch.zeros(len(features), n_words, max_span_width)
+        cells, targets = [], []
+        for b, f in enumerate(features):
+            for start, end, template in f["spans"]:
+                labels[b, start, end - start - 1] = 1.0
+                if template >= 0:
+                    cells.append((b, start, end - start - 1))
+                    targets.append(template)
+        batch["span_labels"] = labels
+        batch["question_cells"] = torch.tensor(cells, dtype=torch.long).reshape(-1, 3)
+        batch["question_labels"] = torch.tensor(targets, dtype=torch.long)
+    return batch
+
+
+def decode_spans(probs, n_words: int, threshold: float) -> list[tuple[int, int, float]]:
+    """Greedy non-overlapping spans above the threshold, most probable first: [(start, end, p)]."""
+    cells = (probs >= threshold).nonzero().tolist()
+    order = sorted(((float(probs[i, w]), i, i + w + 1) for i, w in cells if i + w < n_words), reverse=True)
+    kept: list[tuple[int, int, float]] = []
+    for p, s, e in order:
+        if all(e <= ks or s >= ke for ks, ke, _ in kept):
+            kept.append((s, e, p))
+    return sorted(kept)
+
+
+# ---------------------------------------------------------------------------- inference
+class SpanParser:
+    """Records in, predicted records out: the same interface as the seq2seq QASemParser."""
+
+    kind = KIND
+
+    def __init__(self, model: SpanParserModel, tokenizer, *, batch_size: int = 64, device: str | None = None,
+                 threshold: float | None = None):
+        self.model, self.tokenizer = model, tokenizer
+        self.batch_size = int(batch_size)
+        self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
+        if self.device != "keep":  # "keep": a model the Trainer owns (and places) during training
+            self.model.to(self.device).eval()
+        self.threshold = float(model.config.threshold if threshold is None else threshold)
+        c = model.config
+        self.encoder = Encoder(tokenizer, c.markers, c.max_subwords, c.max_span_width)
+
+    @classmethod
+    def from_pretrained(cls, checkpoint: str | Path, **kwargs) -> "SpanParser":
+        folder = checkpoint_folder(checkpoint)
+        settings = read_json(folder, PARSER_FILE) or {}
+        if settings.get("kind") != KIND:
+            raise ValueError(f"{checkpoint}: not a span parser checkpoint ({PARSER_FILE} kind={settings.get('kind')})")
+        model = SpanParserModel.from_pretrained(folder)
+        tokenizer = AutoTokenizer.from_pretrained(folder)
+        return cls(model, tokenizer, **kwargs)
+
+    @torch.no_grad()
+    def span_probabilities(self, records: list[dict], min_keep: float) -> tuple[list, list, list, Counter]:
+        """Per record: the P(answer) grid [words, width] (CPU), the question template of every cell
+        with P >= min_keep ({(start, width): template id}), and the encoding (None for a record that
+        cannot be encoded: its error is counted and the record comes back with no QAs)."""
+        encs, errors = [], Counter()
+        for r in records:
+            try:
+                encs.append(self.encoder.encode(r))
+            except (ValueError, IndexError, KeyError, TypeError) as e:
+                encs.append(None)
+                errors[type(e).__name__] += 1
+                log.warning("span parser: skipping the QAs of one record: %s", e)
+        ok = [i for i, e in enumerate(encs) if e is not None]
+        order = sorted(ok, key=lambda i: len(encs[i]["input_ids"]))
+        probs: list = [None] * len(records)
+        templates: list = [{} for _ in records]
+        was_training = self.model.training
+        self.model.eval()
+        device = next(self.model.parameters()).device
+        for b in range(0, len(order), self.batch_size):
+            idx = order[b:b + self.batch_size]
+            batch = collate([encs[i] for i in idx], self.tokenizer.pad_token_id, self.model.config.max_span_width)
+            batch = {k: v.to(device) for k, v in batch.items()}
+            g = self.model.span_features(batch["input_ids"], batch["attention_mask"], batch["word_index"],
+                                         batch["predicate_word"], batch["token_type_ids"])
+            logits = self.model.span_mlp(g).squeeze(-1).float()
+            p = torch.sigmoid(logits.masked_fill(~self.model.cell_mask(batch["word_index"]), -1e4))
+            cells = (p >= min_keep).nonzero()
+            if len(cells) and self.model.config.templates:
+                ids = self.model.question(g[cells[:, 0], cells[:, 1], cells[:, 2]]).argmax(-1).tolist()
+                for (row, i, w), t in zip(cells.tolist(), ids):
+                    templates[idx[row]][(i, w)] = t
+            p = p.cpu()
+            for row, i in enumerate(idx):
+                probs[i] = p[row, :len(encs[i]["word_index"])]
+        self.model.train(was_training)
+        return probs, templates, encs, errors
+
+    def to_records(self, records, probs, templates, encs, threshold: float) -> tuple[list[dict], dict]:
+        """Decode the probability grids at `threshold` into predicted records (spans that share a
+        question become one QA with several answers)."""
+        c = self.model.config
+        preds, counts = [], Counter(empty=0, answers=0)
+        for rec, p, cells, enc in zip(records, probs, templates, encs):
+            if enc is None:
+                preds.append(prediction_record(rec, []))
+                counts["empty"] += 1
+                continue
+            spans = decode_spans(p, p.size(0), threshold)
+            by_template: dict[int, list] = {}
+            for s, e, prob in spans:
+                t = cells.get((s, e - s - 1), -1)
+                by_template.setdefault(t, []).append((s + enc["offset"], e + enc["offset"], prob))
+            qas = []
+            for t, answers in by_template.items():
+                qa = realise(c.templates[t], rec.get("verb_form"), c.inflections) if t >= 0 else \
+                    {"question": "", "slots": None, "is_passive": False, "is_negated": False}
+                qa["answers"] = [[s, e] for s, e, _ in answers]
+                qa["answer_texts"] = [" ".join(rec["tokens"][s:e]) for s, e, _ in answers]
+                qa["answer_probabilities"] = [round(x, 4) for _, _, x in answers]
+                qas.append(qa)
+            qas.sort(key=lambda qa: qa["answers"][0])
+            counts["empty"] += not qas
+            counts["answers"] += len(spans)
+            preds.append(prediction_record(rec, qas))
+        return preds, dict(counts)
+
+    def predict(self, records: list[dict], threshold: float | None = None) -> tuple[list[dict], dict]:
+        """(predicted records, counts: empty / answers / windowed / invalid_input)."""
+        threshold = self.threshold if threshold is None else threshold
+        before = self.encoder.stats["windowed"]
+        probs, templates, encs, errors = self.span_probabilities(records, threshold)
+        preds, counts = self.to_records(records, probs, templates, encs, threshold)
+        counts["windowed"] = self.encoder.stats["windowed"] - before
+        counts["invalid_input"] = sum(errors.values())
+        return preds, counts
