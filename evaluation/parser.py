@@ -21,7 +21,7 @@ from omegaconf import DictConfig
 from data_prep.records import write_jsonl
 from metrics.qasrl import evaluate_records
 from metrics.report import metrics_table
-from models.parser import QASemParser
+from models.parser import load_parser
 from common.data import load_split, resolve_processed_dir
 from common.tracking import init_wandb, log_records_table
 
@@ -31,11 +31,9 @@ log = logging.getLogger(__name__)
 def evaluate(cfg: DictConfig, run_dir: Path) -> dict:
     names = [f"{s}.{cfg.split}" for s in cfg.sets]
     folder, is_sample = resolve_processed_dir(cfg.paths, names)
-    kwargs = {"batch_size": int(cfg.batch_size)}
-    if cfg.get("constrained") is not None:
-        kwargs["constrained"] = bool(cfg.constrained)
-    parser = QASemParser.from_pretrained(cfg.checkpoint, **kwargs)
-    if cfg.get("num_beams"):
+    parser = load_parser(cfg.checkpoint, batch_size=int(cfg.batch_size), constrained=cfg.get("constrained"),
+                         threshold=cfg.get("threshold"))
+    if cfg.get("num_beams") and parser.kind == "seq2seq":
         parser.model.generation_config.num_beams = int(cfg.num_beams)
     sets = ["sample"] if is_sample else list(cfg.sets)  # the sample has one file per split
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -60,7 +58,8 @@ def evaluate(cfg: DictConfig, run_dir: Path) -> dict:
                  m["ua"]["f1"], m["la"]["f1"], len(gold), len(gold) / max(seconds, 1e-9))
     overall = evaluate_records(all_gold, all_pred, protocol=cfg.protocol, strict=bool(cfg.match_strict))
     overall["decode"] = total_counts
-    results = {"overall": overall, **results, "checkpoint": str(cfg.checkpoint), "split": cfg.split,
+    results = {"overall": overall, **results, "checkpoint": str(cfg.checkpoint), "parser_kind": parser.kind,
+               "split": cfg.split,
                "protocol": cfg.protocol, "sample_data": is_sample}
     (run_dir / "metrics.json").write_text(json.dumps(results, indent=2))
     print(metrics_table({k: v for k, v in results.items() if isinstance(v, dict)},

@@ -28,7 +28,7 @@ class _Slot:
     sentence: int
     predicate: dict
     record: dict | None = None
-    text: str = ""
+    predicted: dict | None = None  # the parser's prediction record (qas, and for seq2seq the text)
 
 
 class ConsistencyPipeline:
@@ -47,9 +47,9 @@ class ConsistencyPipeline:
             threshold = getattr(scorer, "threshold", None) or 0.5
         qa_parser = det = None
         if parser:
-            from models.parser import QASemParser
+            from models.parser import load_parser
 
-            qa_parser = QASemParser.from_pretrained(parser, batch_size=batch_size, device=device)
+            qa_parser = load_parser(parser, batch_size=batch_size, device=device)
         if detector:
             from models.predicates import PredicateDetector
 
@@ -73,11 +73,11 @@ class ConsistencyPipeline:
             raise ValueError("no parser loaded: pass parser=PATH or give each pair its QAs")
         records = [s.record for s in slots]
         if batched:
-            texts = self.parser.generate_texts(records)
+            preds = self.parser.predict(records)[0]
         else:
-            texts = [self.parser.generate_texts([r])[0] for r in records]
-        for s, t in zip(slots, texts):
-            s.text = t
+            preds = [self.parser.predict([r])[0][0] for r in records]
+        for s, pred in zip(slots, preds):
+            s.predicted = pred
 
     def _score(self, reference: list[str], qas: list[dict], batched: bool) -> list[float]:
         if not qas:
@@ -164,9 +164,8 @@ class ConsistencyPipeline:
     def _note_truncation(self, reports, slots) -> None:
         """A sentence longer than the parser's input window is still parsed (the window holds
         the part the parser reads), but the report says so rather than cut it silently."""
-        limit = self.parser.max_source_length
-        sources = self.parser.sources([s.record for s in slots])
-        lengths = [len(ids) for ids in self.parser.tokenizer(sources, add_special_tokens=True)["input_ids"]]
+        limit = self.parser.input_limit
+        lengths = self.parser.input_lengths([s.record for s in slots])
         seen = set()
         for s, n in zip(slots, lengths):
             if n > limit and (s.pair, s.sentence) not in seen:
@@ -177,17 +176,20 @@ class ConsistencyPipeline:
 
     def _decode(self, rep: dict, slot: _Slot) -> None:
         p, sent = slot.predicate, rep["sentences"][slot.sentence]
-        p["generated"] = slot.text
-        res = self.parser.fmt.decode(slot.text, sent["tokens"], p["predicate_index"], p["verb_form"])
-        for qa in res.qas:
-            for span, text in zip(qa["answers"], qa["answer_texts"]):
-                p["qas"].append({"question": qa["question"], "answer": text, "answer_span": list(span),
+        pred = slot.predicted or {"qas": []}
+        text = pred.get("generated", "")
+        p["generated"] = text
+        for qa in pred["qas"]:
+            for span, answer in zip(qa["answers"], qa["answer_texts"]):
+                p["qas"].append({"question": qa["question"], "answer": answer, "answer_span": list(span),
                                  "score": None, "supported": None})
         if not p["qas"]:
-            bad = res.malformed + res.unaligned
-            p["status"] = "undecodable" if bad else "no_qas"
-            what = (f"parser output could not be decoded ({res.malformed} malformed, {res.unaligned} "
-                    f"answers not in the sentence): {slot.text[:120]!r}" if bad else "the parser found no QA")
+            counts = pred.get("decode", {})
+            malformed, unaligned = counts.get("malformed", 0), counts.get("unaligned", 0)
+            p["status"] = "undecodable" if malformed + unaligned else "no_qas"
+            what = (f"parser output could not be decoded ({malformed} malformed, {unaligned} "
+                    f"answers not in the sentence): {text[:120]!r}" if malformed + unaligned
+                    else "the parser found no QA")
             rep["messages"].append(f"sentence {slot.sentence}, predicate '{p['predicate']}' "
                                    f"(token {p['predicate_index']}): {what}")
 

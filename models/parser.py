@@ -21,7 +21,24 @@ PARSER_FILE = "parser_config.json"
 
 
 
+def load_parser(checkpoint: str | Path, **kwargs):
+    """The parser a checkpoint folder or Hub id holds: the span-first parser when its
+    parser_config.json says kind=span, else the seq2seq QASemParser. Both map records to predicted
+    records with `.predict(records) -> (predictions, counts)`. Options that only one kind has
+    (`constrained`, `max_source_length` / `threshold`) are ignored by the other."""
+    folder = checkpoint_folder(checkpoint)
+    if (read_json(folder, PARSER_FILE) or {}).get("kind") == "span":
+        from models.span_parser import SpanParser
+
+        keep = {k: v for k, v in kwargs.items() if k in ("batch_size", "device", "threshold") and v is not None}
+        return SpanParser.from_pretrained(folder, **keep)
+    kwargs = {k: v for k, v in kwargs.items() if k != "threshold" and v is not None}
+    return QASemParser.from_pretrained(folder, **kwargs)
+
+
 class QASemParser:
+    kind = "seq2seq"
+
     def __init__(self, model, tokenizer, fmt: QAFormat, *, batch_size: int = 32, constrained: bool = True,
                  max_source_length: int = 256, device: str | None = None):
         self.model, self.tokenizer, self.fmt = model, tokenizer, fmt
@@ -64,6 +81,14 @@ class QASemParser:
             log.warning("answer-copy constraint off: a separator of format %s is not one token", self.fmt.name)
             return None
         return qa_ans, ans, qa
+
+    @property
+    def input_limit(self) -> int:
+        return self.max_source_length
+
+    def input_lengths(self, records: list[dict]) -> list[int]:
+        """Source length in tokens per record (beyond `input_limit` the source is cut)."""
+        return [len(ids) for ids in self.tokenizer(self.sources(records), add_special_tokens=True)["input_ids"]]
 
     def sources(self, records: list[dict]) -> list[str]:
         return [self.fmt.encode_source(r["tokens"], r["predicate_index"], r.get("predicate_type"),
@@ -115,5 +140,6 @@ def decode_texts(fmt: QAFormat, records: list[dict], texts: list[str]) -> tuple[
         counts["empty"] += not res.qas
         pred = prediction_record(rec, res.qas)
         pred["generated"] = text
+        pred["decode"] = res.counts()
         preds.append(pred)
     return preds, counts

@@ -57,6 +57,7 @@ class SpanParserModel(PreTrainedModel):
     config_class = SpanParserConfig
     base_model_prefix = "span_parser"
     _no_split_modules: list = []
+    _keys_to_ignore_on_load_unexpected = [r"encoder\.pooler\."]  # checkpoints saved with the unused pooler
 
     def __init__(self, config: SpanParserConfig, encoder: nn.Module | None = None):
         super().__init__(config)
@@ -64,6 +65,8 @@ class SpanParserModel(PreTrainedModel):
             enc_cfg = dict(config.encoder)
             encoder = AutoModel.from_config(AutoConfig.for_model(enc_cfg.pop("model_type"), **enc_cfg),
                                             add_pooling_layer=False)
+        if getattr(encoder, "pooler", None) is not None:
+            encoder.pooler = None  # unused: it would get no gradient (DDP refuses unused weights)
         self.encoder = encoder
         h, d = encoder.config.hidden_size, config.span_hidden
         self.start, self.end, self.pred = nn.Linear(h, d), nn.Linear(h, d), nn.Linear(h, d, bias=False)
@@ -131,6 +134,11 @@ class SpanParserModel(PreTrainedModel):
                 loss = loss + nn.functional.cross_entropy(q_logits, question_labels, ignore_index=-100)
             out["loss"] = loss
         return out
+
+
+# AutoConfig / AutoModel / AutoTokenizer recognise a span parser folder like any other model folder.
+AutoConfig.register(SpanParserConfig.model_type, SpanParserConfig)
+AutoModel.register(SpanParserConfig, SpanParserModel)
 
 
 # ---------------------------------------------------------------------------- encoding
@@ -270,6 +278,18 @@ class SpanParser:
         model = SpanParserModel.from_pretrained(folder)
         tokenizer = AutoTokenizer.from_pretrained(folder)
         return cls(model, tokenizer, **kwargs)
+
+    @property
+    def input_limit(self) -> int:
+        return self.model.config.max_subwords
+
+    def input_lengths(self, records: list[dict]) -> list[int]:
+        """Encoder input length in subwords per record, before windowing (beyond `input_limit` the
+        parser reads a window around the predicate)."""
+        tok = self.tokenizer
+        return [5 + sum(len(tok.tokenize(w)) or 1 for w in r["tokens"])
+                + len(tok.tokenize(f"{r.get('predicate_type') or 'verbal'} {r.get('verb_form') or ''}"))
+                for r in records]
 
     @torch.no_grad()
     def span_probabilities(self, records: list[dict], min_keep: float) -> tuple[list, list, list, Counter]:

@@ -1,0 +1,193 @@
+"""The span-first parser: question templates on real data, span decoding, bad input, a tiny run
+through train.parser (outputs, learning, evaluation.parser on its checkpoint, SIGKILL resume),
+and the Hub round trip through the one loader."""
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import torch
+from safetensors.torch import load_file
+
+from parser_helpers import compose_cfg
+
+ROOT = Path(__file__).resolve().parents[1]
+TINY = ["+experiment=span_tiny", "paths.output_dir=/tmp/unused"]
+
+
+def run_train(run_dir, *overrides):
+    from train.parser import train
+
+    return train(compose_cfg("train_parser", TINY + [f"+run_dir={run_dir}", *overrides]))
+
+
+# ---------------------------------------------------------------------------- templates
+@pytest.mark.parametrize("slots,verb_form,cls", [
+    ({"aux": "is", "verb": "being suspended"}, "suspend", "PASTPART"),
+    ({"aux": "was", "verb": "suspending"}, "suspend", "ING"),
+    ({"aux": "has", "verb": "given"}, "give", "PASTPART"),
+    ({"aux": "might", "verb": "not give"}, "give", "STEM"),
+    ({"aux": "_", "verb": "gives"}, "give", "S3"),
+    ({"aux": "_", "verb": "gave"}, "give", "PAST"),
+    ({"aux": "_", "verb": "put"}, "put", "PAST"),
+])
+def test_inflection_class_follows_the_grammar(slots, verb_form, cls):
+    from models.question_templates import inflection_class
+
+    assert inflection_class(slots, verb_form) == cls
+
+
+def test_templates_round_trip_real_questions_with_their_roles(processed_dir):
+    """Gold question -> template -> question with the predicate's verb form: the role (what LA
+    scores) never changes, and the text comes back for nearly every question."""
+    from data_prep.records import read_jsonl
+    from metrics.roles import qa_role
+    from models.question_templates import build_vocabulary, realise, template_of
+
+    train = list(read_jsonl(processed_dir / "qanom.train.jsonl"))
+    templates, table, left_out = build_vocabulary(train)
+    assert 500 < len(templates) < 5000 and left_out["qas"] < 0.08 * sum(len(r["qas"]) for r in train)
+    n = same = 0
+    for rec in read_jsonl(processed_dir / "qanom.dev.jsonl"):
+        for qa in rec["qas"]:
+            q = realise(template_of(qa["slots"], rec["verb_form"]), rec["verb_form"], table)
+            assert qa_role(q) == qa_role(qa), (qa["question"], q["question"])
+            n += 1
+            same += q["question"].lower() == " ".join(qa["question"].lower().split())
+    assert same / n > 0.95
+
+
+# ---------------------------------------------------------------------------- decoding
+def test_decoding_keeps_the_most_probable_of_overlapping_spans():
+    from models.span_parser import decode_spans
+
+    probs = torch.zeros(6, 3)
+    probs[0, 1] = 0.9   # words 0-1
+    probs[1, 0] = 0.6   # word 1: overlaps 0-1, dropped
+    probs[3, 2] = 0.7   # words 3-5
+    probs[5, 0] = 0.2   # below the threshold
+    probs[4, 2] = 0.99  # 4..6 runs past the sentence end: never a span
+    assert decode_spans(probs, 6, 0.5) == [(0, 2, pytest.approx(0.9)), (3, 6, pytest.approx(0.7))]
+    assert [s[:2] for s in decode_spans(probs, 6, 0.1)] == [(0, 2), (3, 6)]
+
+
+@pytest.fixture(scope="module")
+def tiny_run(tmp_path_factory):
+    run = tmp_path_factory.mktemp("span") / "run"
+    metrics = run_train(run, "trainer.args.max_steps=60", "trainer.args.eval_steps=30",
+                        "trainer.args.learning_rate=1e-2")
+    return run, metrics
+
+
+def test_tiny_run_writes_the_parser_run_directory(tiny_run):
+    run, metrics = tiny_run
+    for f in ("all_results.json", "dev_metrics.json", "dev_predictions.jsonl", "best/config.json",
+              "best/model.safetensors", "best/tokenizer.json", "best/parser_config.json"):
+        assert (run / f).exists(), f
+    assert json.loads((run / "best" / "parser_config.json").read_text()) == {"kind": "span"}
+    dev = json.loads((run / "dev_metrics.json").read_text())
+    assert {"ua", "la", "threshold"} <= set(dev)
+    config = json.loads((run / "best" / "config.json").read_text())
+    assert config["threshold"] == dev["threshold"] and config["templates"]
+    assert metrics["eval_ua_f1"] == pytest.approx(dev["ua"]["f1"])
+    assert all((c / "parser_config.json").exists() for c in (run / "checkpoints").glob("checkpoint-*"))
+
+
+def test_tiny_model_learns_the_training_spans(tiny_run):
+    """60 steps at a high learning rate fit the 10 training predicates: the span head and the
+    question head really train (an untrained model finds none of them)."""
+    from common.data import SAMPLE_DIR, load_split
+    from metrics.qasrl import evaluate_records
+    from models.parser import load_parser
+
+    run, _ = tiny_run
+    train = load_split(SAMPLE_DIR, [], "train", None, 0, True)
+    parser = load_parser(run / "checkpoints" / "checkpoint-60", device="cpu")
+    m = evaluate_records(train, parser.predict(train, threshold=0.5)[0])
+    assert m["ua"]["f1"] > 0.8 and m["la"]["f1"] > 0.35, m  # untrained: no span; chance LA about 0.07
+
+
+def test_evaluation_parser_takes_a_span_checkpoint(tiny_run, tmp_path):
+    from evaluation.parser import evaluate
+
+    run, _ = tiny_run
+    cfg = compose_cfg("eval_parser", [f"checkpoint={run / 'best'}", "split=dev", "paths.data_dir=data/raw",
+                                      "paths.processed_dir=/nonexistent"])
+    res = evaluate(cfg, tmp_path / "eval")
+    assert res["parser_kind"] == "span" and {"ua", "la", "role"} <= set(res["overall"])
+    preds = [json.loads(l) for l in (tmp_path / "eval" / "predictions.sample.dev.jsonl").read_text().splitlines()]
+    assert len(preds) == 3
+    for p in preds:
+        for qa in p["qas"]:
+            assert qa["question"].endswith("?") and set(qa["slots"]) == {"wh", "aux", "subj", "verb", "obj",
+                                                                         "prep", "obj2"}
+            assert all(0 <= s < e <= len(p["tokens"]) for s, e in qa["answers"])
+
+
+def test_bad_records_get_no_qas_and_are_counted_not_crashing_the_batch(tiny_run):
+    from models.parser import load_parser
+
+    run, _ = tiny_run
+    parser = load_parser(run / "best", device="cpu")
+    good = {"sentence_id": "g", "tokens": "The man gave the book to his friend .".split(), "predicate_index": 2,
+            "predicate_type": "verbal", "verb_form": "give"}
+    long = {**good, "sentence_id": "long", "tokens": ["word"] * 150 + good["tokens"], "predicate_index": 152}
+    records = [good, {**good, "sentence_id": "out", "predicate_index": 99},
+               {**good, "sentence_id": "empty", "tokens": [], "predicate_index": 0}, long]
+    preds, counts = parser.predict(records, threshold=0.0)
+    assert [p["sentence_id"] for p in preds] == ["g", "out", "empty", "long"]
+    assert counts["invalid_input"] == 2 and preds[1]["qas"] == [] and preds[2]["qas"] == []
+    assert counts["windowed"] == 1  # 150+ words do not fit 64 subwords: a window around the predicate
+    spans = [s for qa in preds[3]["qas"] for s in qa["answers"]]
+    assert spans and all(100 < s and e <= len(long["tokens"]) for s, e in spans)  # near the predicate
+
+
+def _cmd(run_dir):
+    return [sys.executable, "-m", "train.parser", "+experiment=span_tiny", f"hydra.run.dir={run_dir}",
+            "trainer.args.max_steps=40", "trainer.args.eval_steps=5", "trainer.args.save_total_limit=null",
+            "trainer.args.dataloader_num_workers=0"]
+
+
+def test_sigkill_and_rerun_gives_the_same_result(tmp_path):
+    env = {**os.environ, "WANDB_MODE": "offline"}
+    straight, killed = tmp_path / "straight", tmp_path / "killed"
+    subprocess.run(_cmd(straight), cwd=ROOT, env=env, check=True, capture_output=True)
+    proc = subprocess.Popen(_cmd(killed), cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.time() + 120
+    while not (killed / "checkpoints" / "checkpoint-15" / "trainer_state.json").exists():
+        assert proc.poll() is None and time.time() < deadline, "the run ended before it could be killed"
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert not (killed / "all_results.json").exists()
+    out = subprocess.run(_cmd(killed), cwd=ROOT, env=env, check=True, capture_output=True, text=True)
+    assert "resuming from" in out.stderr + out.stdout
+    a = load_file(straight / "checkpoints" / "checkpoint-40" / "model.safetensors")
+    b = load_file(killed / "checkpoints" / "checkpoint-40" / "model.safetensors")
+    assert a.keys() == b.keys() and all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
+    ra, rb = (json.loads((d / "dev_metrics.json").read_text()) for d in (straight, killed))
+    assert ra["ua"] == rb["ua"] and ra["threshold"] == rb["threshold"]
+
+
+def test_pushed_span_checkpoint_loads_by_hub_id(tiny_run, tmp_path, monkeypatch):
+    from huggingface_hub.utils import close_session
+
+    from common.hub import push_folder
+    from hub_server import run_hub_server, use_hub_endpoint
+    from models.parser import load_parser
+
+    run, _ = tiny_run
+    local = load_parser(run / "best", device="cpu")
+    record = {"sentence_id": "g", "tokens": "The man gave the book to his friend .".split(), "predicate_index": 2,
+              "predicate_type": "verbal", "verb_form": "give"}
+    with run_hub_server(tmp_path) as (endpoint, store):
+        use_hub_endpoint(monkeypatch, endpoint, tmp_path / "hf-cache")
+        assert push_folder(run / "best", "user/span-tiny") is not None
+        remote = load_parser("user/span-tiny", device="cpu")
+        close_session()
+    assert remote.kind == "span" and remote.threshold == local.threshold
+    assert remote.predict([record], threshold=0.0)[0] == local.predict([record], threshold=0.0)[0]
