@@ -5,12 +5,20 @@ from __future__ import annotations
 
 import math
 import time
+import warnings
 from pathlib import Path
 
 import torch
 from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, TrainerCallback
 
 from models.parser import QASemParser
+
+
+# EncoderDecoderModel.forward warns on every call that passes labels, unconditionally (a note on a
+# change made in transformers 4.12; nothing a caller can do makes it stop). It says nothing about
+# this run, so it is silenced here, by its exact text.
+warnings.filterwarnings("ignore", message="Version v4.12.0 introduces a better way to train encoder-decoder",
+                        category=FutureWarning)
 
 
 class NonFiniteLossError(RuntimeError):
@@ -91,6 +99,12 @@ class ParserTrainer(StopOnNonFiniteLoss, Seq2SeqTrainer):
             beams = gen_kwargs.get("num_beams") or self.model.generation_config.num_beams or 1
             records = [self.eval_records[i] for i in idx.tolist()]
             gen_kwargs["logits_processor"] = self.parser.logits_processor(records, beams)
+        # Seq2SeqTrainer.prediction_step fills the generation config's defaults (max_length=20) in
+        # after each generate call; beside max_new_tokens that default makes generate warn on every
+        # batch. max_new_tokens is the length that counts: clear the default again before each call.
+        gen = self.model.generation_config
+        if gen.max_new_tokens is not None:
+            gen.max_length = None
         loss, generated, labels = super().prediction_step(model, inputs, prediction_loss_only,
                                                           ignore_keys=ignore_keys, **gen_kwargs)
         if idx is not None and generated is not None:
