@@ -24,7 +24,9 @@ from benchmarks.common import ROOT, compose_parser_config, load_records, machine
 
 
 def newest_checkpoint() -> Path | None:
-    found = [p.parent for p in (ROOT / "outputs").glob("**/best/qa_format.json")]
+    from models.parser import FORMAT_FILE
+
+    found = [p.parent for p in (ROOT / "outputs").glob(f"**/best/{FORMAT_FILE}")]
     return max(found, key=lambda p: p.stat().st_mtime) if found else None
 
 

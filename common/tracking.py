@@ -62,3 +62,10 @@ def log_records_table(run, key: str, rows: list[dict], columns: list[str]) -> No
     for row in rows:
         table.add_data(*[row.get(c) for c in columns])
     run.log({key: table})
+
+
+def prediction_rows(preds: list[dict], limit: int = 200) -> list[dict]:
+    """Rows of a W&B table of parser predictions: sentence, predicate, generated text, QAs."""
+    return [{"sentence": " ".join(p["tokens"]), "predicate": p["predicate"], "generated": p.get("generated", ""),
+             "qas": " | ".join(f"{qa['question']} {'; '.join(qa['answer_texts'])}" for qa in p["qas"])}
+            for p in preds[:limit]]

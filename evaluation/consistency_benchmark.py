@@ -19,7 +19,7 @@ import hydra
 from omegaconf import DictConfig
 
 from data_prep.consistency import DATASETS, flatten_summary, read_consistency, response_id
-from metrics.entailment import _corr
+from metrics.entailment import correlation
 from metrics.qasrl import match_spans
 
 log = logging.getLogger(__name__)
@@ -89,7 +89,7 @@ def correlations(responses: list[dict], reports: list[dict]) -> dict:
                  for r, rep in zip(responses, reports) if ds in ("overall", r["dataset"])]
         scored = [(p, h) for p, h in pairs if p is not None]
         out[ds] = {"n_responses": len(pairs), "n_scored": len(scored),
-                   **_corr([p for p, _ in scored], [h for _, h in scored])}
+                   **correlation([p for p, _ in scored], [h for _, h in scored])}
     return out
 
 

@@ -18,7 +18,7 @@ import logging
 from pathlib import Path
 
 import hydra
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from data_prep.consistency import read_consistency
 from data_prep.records import write_jsonl
@@ -29,28 +29,24 @@ log = logging.getLogger(__name__)
 
 
 def build_scorer(cfg: DictConfig):
-    """The scorer named by cfg.scorer.name, plus the threshold a checkpoint chose by CV (or None)."""
+    """The scorer that cfg.scorer describes (its `_target_` and constructor arguments, from
+    conf/scorer/NAME.yaml), plus the threshold a checkpoint chose by CV (or None)."""
+    from hydra.utils import instantiate
+
     from models import entailment as E
 
-    name = cfg.scorer.name
-    if name == "majority":
-        return E.MajorityScorer(cfg.scorer.get("value", 1.0)), None
-    if name == "lexical":
-        return E.LexicalScorer(cfg.scorer.get("mode", "raw"), cfg.scorer.get("drop_stopwords", False)), None
-    if name == "embedding":
-        return E.EmbeddingScorer(cfg.scorer.get("model_path"), cfg.scorer.get("chunk_words", 40),
-                                 cfg.scorer.get("chunk_overlap", 20),
-                                 use_answer_only=cfg.scorer.get("use_answer_only", False)), None
-    if name == "checkpoint":
-        if not cfg.get("checkpoint"):
-            raise ValueError("scorer=checkpoint needs checkpoint=PATH (a train.entailment output folder)")
-        path = Path(hydra.utils.to_absolute_path(str(cfg.checkpoint)))
-        fmt_file = path / E.FORMAT_FILE
-        if not fmt_file.exists():
-            raise FileNotFoundError(f"{path}: not an entailment checkpoint (no {E.FORMAT_FILE})")
-        threshold = json.loads(fmt_file.read_text()).get("threshold")
-        return E.load_scorer(path, batch_size=cfg.get("batch_size")), threshold
-    raise ValueError(f"unknown scorer {name!r}: expected majority, lexical, embedding or checkpoint")
+    args = OmegaConf.to_container(cfg.scorer, resolve=True)
+    name = args.pop("name", None)  # labels the scorer in metrics.json and W&B; not an argument
+    if "_target_" not in args:
+        raise ValueError(f"scorer {name!r} has no _target_: each conf/scorer/*.yaml names the class "
+                         "(or function) that builds it")
+    if "folder" not in args:  # a baseline: its arguments are all it needs
+        return instantiate(args), None
+    if not args["folder"]:
+        raise ValueError("scorer=checkpoint needs checkpoint=PATH (a train.entailment output folder)")
+    path = Path(hydra.utils.to_absolute_path(str(args["folder"])))
+    threshold = E.load_format(path).get("threshold")  # FileNotFoundError when not a checkpoint
+    return instantiate(args, folder=str(path)), threshold
 
 
 def _load(path: str, split: str, limit=None):

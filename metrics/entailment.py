@@ -1,7 +1,7 @@
 """QA-entailment metrics: pure functions of (gold, score) lists. Positive class = supported.
 
-- balanced accuracy at a threshold (mean of the recall of each class; a class absent from gold
-  is left out of the mean),
+- balanced accuracy at a threshold (scikit-learn; mean of the recall of each class, a class
+  absent from gold is left out of the mean) and the threshold that maximises it,
 - ROC AUC (scikit-learn; None when gold has a single class),
 - per sub-dataset and overall tables, a threshold chosen on dev,
 - per response: the consistency score (share of supported QAs) under predicted and gold labels,
@@ -10,6 +10,7 @@
 from __future__ import annotations
 
 import math
+import warnings
 from collections import defaultdict
 from typing import Sequence
 
@@ -19,15 +20,18 @@ DATASETS = ("cliff", "factscore", "verifiability")
 
 
 def balanced_accuracy(gold: Sequence[int], scores: Sequence[float], threshold: float = 0.5) -> float:
-    """gold: 1 = supported. Predicted supported when score >= threshold."""
+    """gold: 1 = supported. Predicted supported when score >= threshold. scikit-learn's balanced
+    accuracy, which leaves a class absent from gold out of the mean (the warnings that say so are silenced)."""
+    from sklearn.metrics import balanced_accuracy_score
+
     gold = np.asarray(gold, dtype=int)
+    if not len(gold):
+        return float("nan")
     pred = (np.asarray(scores, dtype=float) >= threshold).astype(int)
-    recalls = []
-    for cls in (0, 1):
-        mask = gold == cls
-        if mask.any():
-            recalls.append(float((pred[mask] == cls).mean()))
-    return float(np.mean(recalls)) if recalls else float("nan")
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="y_pred contains classes not in y_true")
+        warnings.filterwarnings("ignore", message="A single label was found")
+        return float(balanced_accuracy_score(gold, pred))
 
 
 def roc_auc(gold: Sequence[int], scores: Sequence[float]) -> float | None:
@@ -47,17 +51,30 @@ def roc_curve_points(gold: Sequence[int], scores: Sequence[float]) -> tuple[list
 
 
 def best_threshold(gold: Sequence[int], scores: Sequence[float]) -> float:
-    """The threshold maximising balanced accuracy (midpoints between distinct scores; ties go to
-    the threshold closest to 0.5, so a calibrated scorer keeps 0.5)."""
-    s = np.unique(np.asarray(scores, dtype=float))
-    cands = [0.5] + list(s) + [float(s[-1]) + 1e-6] if len(s) else [0.5]
-    if len(s) > 1:
-        cands += list((s[:-1] + s[1:]) / 2)
+    """The threshold maximising balanced accuracy (candidates: 0.5, the distinct scores, the
+    midpoints between neighbours and just above the top score; ties go to the candidate closest to
+    0.5, so a calibrated scorer keeps 0.5). One ROC curve gives BAcc = (TPR + TNR) / 2 at every
+    distinct score, so the search is O(n log n)."""
+    from sklearn.exceptions import UndefinedMetricWarning
+    from sklearn.metrics import roc_curve
+
+    gold = np.asarray(gold, dtype=int)
+    scores = np.asarray(scores, dtype=float)
+    s = np.unique(scores)
+    if not len(s):
+        return 0.5
+    cands = np.concatenate([[0.5], s, [s[-1] + 1e-6], (s[:-1] + s[1:]) / 2])
+    with warnings.catch_warnings():  # a class absent from gold: its rate is NaN and left out
+        warnings.simplefilter("ignore", UndefinedMetricWarning)
+        fpr, tpr, _ = roc_curve(gold, scores, drop_intermediate=False)
+        # point j: the j highest distinct scores predicted supported (j = 0: none)
+        bacc = np.nanmean(np.vstack([tpr, 1.0 - fpr]), axis=0)
+    n_above = len(s) - np.searchsorted(s, cands, side="left")  # distinct scores >= each candidate
+    cand_bacc = bacc[n_above]
     best, best_t = -1.0, 0.5
-    for t in sorted(cands, key=lambda t: abs(t - 0.5)):
-        b = balanced_accuracy(gold, scores, t)
-        if b > best + 1e-12:
-            best, best_t = b, float(t)
+    for i in np.argsort(np.abs(cands - 0.5), kind="stable"):
+        if cand_bacc[i] > best + 1e-12:
+            best, best_t = float(cand_bacc[i]), float(cands[i])
     return best_t
 
 
@@ -102,7 +119,8 @@ def response_scores(response_ids: Sequence[str], gold: Sequence[int], scores: Se
     return out
 
 
-def _corr(x: list[float], y: list[float]) -> dict:
+def correlation(x: Sequence[float], y: Sequence[float]) -> dict:
+    """{"pearson", "spearman"} of two paired lists; None where undefined (under 3 points, a constant list)."""
     from scipy.stats import pearsonr, spearmanr
 
     if len(x) < 3 or np.std(x) == 0 or np.std(y) == 0:
@@ -123,6 +141,6 @@ def response_correlations(response_ids: Sequence[str], datasets: Sequence[str], 
         rs = [r for r in per if ds == "overall" or ds_of[r] == ds]
         g = [per[r]["gold"] for r in rs]
         out[ds] = {"n_responses": len(rs),
-                   "share": _corr([per[r]["pred"] for r in rs], g),
-                   "mean_prob": _corr([per[r]["mean_prob"] for r in rs], g)}
+                   "share": correlation([per[r]["pred"] for r in rs], g),
+                   "mean_prob": correlation([per[r]["mean_prob"] for r in rs], g)}
     return out

@@ -37,7 +37,6 @@ from models.windows import budget_windows
 log = logging.getLogger(__name__)
 
 FORMAT_FILE = "entailment_format.json"
-FAMILIES = ("cross_encoder", "seq2seq", "causal_lm")
 
 # The QASemConsistency paper's QA-verification prompt (paraphrased where the stored repository
 # does not carry it verbatim): the answer is a single "Yes" / "No" token.
@@ -229,7 +228,9 @@ class EmbeddingScorer(Scorer, _ChunkingMixin):
         return [float(min(1.0, max(0.0, s))) for s in sims.tolist()]
 
 
-class _NeuralScorer(Scorer, _ChunkingMixin):
+class NeuralScorer(Scorer, _ChunkingMixin):
+    """A transformers model scoring (premise window, hypothesis) pairs; a family subclass says how
+    to measure (`pair_lengths`) and score (`pair_probs`) a batch of pairs."""
     family = "base"
 
     def __init__(self, model, tokenizer, max_length: int = 512, chunk_words: int = 200,
@@ -253,10 +254,10 @@ class _NeuralScorer(Scorer, _ChunkingMixin):
         self.fmt = fmt
 
     # subclasses: encode a list of (chunk, hypothesis) pairs; return P(supported) for each
-    def _pair_probs(self, pairs: list[tuple[str, str]]) -> list[float]:
+    def pair_probs(self, pairs: list[tuple[str, str]]) -> list[float]:
         raise NotImplementedError
 
-    def _pair_lengths(self, pairs: list[tuple[str, str]]) -> list[int]:
+    def pair_lengths(self, pairs: list[tuple[str, str]]) -> list[int]:
         raise NotImplementedError
 
     def score(self, premise, hypotheses, answers=None):
@@ -268,11 +269,11 @@ class _NeuralScorer(Scorer, _ChunkingMixin):
         pairs, owners = [], []
         for hi, h in enumerate(hypotheses):
             for s, e in self.select_windows(words, wins, h, answers[hi]):
-                pairs.extend(self._fit(" ".join(words[s:e]), h))
+                pairs.extend(self.split_to_fit(" ".join(words[s:e]), h))
                 owners.extend([hi] * (len(pairs) - len(owners)))
         probs = []
         for i in range(0, len(pairs), self.batch_size):
-            probs.extend(self._pair_probs(pairs[i:i + self.batch_size]))
+            probs.extend(self.pair_probs(pairs[i:i + self.batch_size]))
         best = [0.0] * len(hypotheses)
         seen = [False] * len(hypotheses)
         for o, p in zip(owners, probs):
@@ -295,9 +296,9 @@ class _NeuralScorer(Scorer, _ChunkingMixin):
         self.stats["windows_skipped_by_top_k"] += len(wins) - len(ranked)
         return [wins[i] for i in sorted(ranked)]
 
-    def _fit(self, chunk: str, hyp: str) -> list[tuple[str, str]]:
+    def split_to_fit(self, chunk: str, hyp: str) -> list[tuple[str, str]]:
         """The pair, or the chunk split in halves until each part fits (never truncated)."""
-        if self._pair_lengths([(chunk, hyp)])[0] <= self.max_length:
+        if self.pair_lengths([(chunk, hyp)])[0] <= self.max_length:
             return [(chunk, hyp)]
         words = chunk.split()
         if len(words) <= 1:
@@ -306,15 +307,17 @@ class _NeuralScorer(Scorer, _ChunkingMixin):
         self.stats["window_resplit"] += 1
         mid = len(words) // 2
         ov = min(self.chunk_overlap, mid // 2)
-        return self._fit(" ".join(words[:mid + ov]), hyp) + self._fit(" ".join(words[mid - ov:]), hyp)
+        return (self.split_to_fit(" ".join(words[:mid + ov]), hyp)
+                + self.split_to_fit(" ".join(words[mid - ov:]), hyp))
 
     def format_dict(self) -> dict:
         return {"family": self.family, "max_length": self.max_length, "chunk_words": self.chunk_words,
                 "chunk_overlap": self.chunk_overlap, "top_k_chunks": self.top_k_chunks, **self.fmt}
 
 
-class CrossEncoderScorer(_NeuralScorer):
+class CrossEncoderScorer(NeuralScorer):
     name = family = "cross_encoder"
+    auto_model, peft_task = "AutoModelForSequenceClassification", "SEQ_CLS"
 
     def __init__(self, model, tokenizer, supported_label: int = 1, **kw):
         super().__init__(model, tokenizer, supported_label=supported_label, **kw)
@@ -328,13 +331,13 @@ class CrossEncoderScorer(_NeuralScorer):
                               truncation="only_first" if truncate else False,
                               max_length=self.max_length if truncate else None, return_tensors="pt")
 
-    def _pair_lengths(self, pairs):
+    def pair_lengths(self, pairs):
         enc = self.tokenizer([p for p, _ in pairs], [h for _, h in pairs], truncation=False)
         return [len(x) for x in enc["input_ids"]]
 
-    def _pair_probs(self, pairs):
+    def pair_probs(self, pairs):
         torch = self.torch
-        lengths = self._pair_lengths(pairs)
+        lengths = self.pair_lengths(pairs)
         enc = self.encode(pairs, truncate=max(lengths) > self.max_length)  # only the counted 1-word case
         with torch.inference_mode():
             logits = self.model(**enc).logits.float()
@@ -352,27 +355,28 @@ def _single_token_id(tokenizer, text: str) -> int:
     return ids[-1] if len(ids) > 1 and tokenizer.convert_ids_to_tokens(ids[0]) in ("▁", "Ġ") else ids[0]
 
 
-class Seq2SeqScorer(_NeuralScorer):
+class Seq2SeqScorer(NeuralScorer):
     """First decoder token: P("1") / (P("1") + P("0")). Training target "1" = supported."""
     name = family = "seq2seq"
+    auto_model, peft_task = "AutoModelForSeq2SeqLM", "SEQ_2_SEQ_LM"
 
     def __init__(self, model, tokenizer, template: str = SEQ2SEQ_TEMPLATE, yes: str = "1", no: str = "0", **kw):
         super().__init__(model, tokenizer, template=template, yes=yes, no=no, **kw)
         self.template = template
         self.yes_id, self.no_id = _single_token_id(tokenizer, yes), _single_token_id(tokenizer, no)
 
-    def _text(self, chunk, hyp):
+    def input_text(self, chunk, hyp):
         return self.template.format(premise=chunk, hypothesis=hyp)
 
     def _template_cost(self) -> int:
         return len(self.tokenizer(self.template.format(premise="", hypothesis=""))["input_ids"])
 
-    def _pair_lengths(self, pairs):
-        return [len(x) for x in self.tokenizer([self._text(c, h) for c, h in pairs])["input_ids"]]
+    def pair_lengths(self, pairs):
+        return [len(x) for x in self.tokenizer([self.input_text(c, h) for c, h in pairs])["input_ids"]]
 
-    def _pair_probs(self, pairs):
+    def pair_probs(self, pairs):
         torch = self.torch
-        enc = self.tokenizer([self._text(c, h) for c, h in pairs], padding=True, return_tensors="pt")
+        enc = self.tokenizer([self.input_text(c, h) for c, h in pairs], padding=True, return_tensors="pt")
         start = self.model.config.decoder_start_token_id
         if start is None:
             start = self.tokenizer.pad_token_id
@@ -383,9 +387,10 @@ class Seq2SeqScorer(_NeuralScorer):
         return torch.softmax(two, dim=-1)[:, 1].tolist()
 
 
-class CausalLMScorer(_NeuralScorer):
+class CausalLMScorer(NeuralScorer):
     """Next token after the prompt: P("Yes") / (P("Yes") + P("No")). Left padding for batching."""
     name = family = "causal_lm"
+    auto_model, peft_task = "AutoModelForCausalLM", "CAUSAL_LM"
 
     def __init__(self, model, tokenizer, prompt: str = DEFAULT_PROMPT, yes: str = " Yes", no: str = " No", **kw):
         super().__init__(model, tokenizer, prompt=prompt, yes=yes, no=no, **kw)
@@ -395,45 +400,61 @@ class CausalLMScorer(_NeuralScorer):
         tokenizer.padding_side = "left"
         self.yes_id, self.no_id = _single_token_id(tokenizer, yes), _single_token_id(tokenizer, no)
 
-    def _text(self, chunk, hyp):
+    def input_text(self, chunk, hyp):
         return self.prompt.format(premise=chunk, hypothesis=hyp)
 
     def _template_cost(self) -> int:
         return len(self.tokenizer(self.prompt.format(premise="", hypothesis=""))["input_ids"]) + 1
 
-    def _pair_lengths(self, pairs):
-        return [len(x) for x in self.tokenizer([self._text(c, h) for c, h in pairs])["input_ids"]]
+    def pair_lengths(self, pairs):
+        return [len(x) for x in self.tokenizer([self.input_text(c, h) for c, h in pairs])["input_ids"]]
 
-    def _pair_probs(self, pairs):
+    def pair_probs(self, pairs):
         torch = self.torch
-        enc = self.tokenizer([self._text(c, h) for c, h in pairs], padding=True, return_tensors="pt")
+        enc = self.tokenizer([self.input_text(c, h) for c, h in pairs], padding=True, return_tensors="pt")
         with torch.inference_mode():
             logits = self.model(**enc).logits[:, -1, :].float()
         two = torch.stack([logits[:, self.no_id], logits[:, self.yes_id]], dim=-1)
         return torch.softmax(two, dim=-1)[:, 1].tolist()
 
 
-SCORER_CLASSES = {"cross_encoder": CrossEncoderScorer, "seq2seq": Seq2SeqScorer, "causal_lm": CausalLMScorer}
+# A checkpoint's entailment_format.json names its family, not an import path (so saved and pushed
+# checkpoints outlive a module move): this registry maps it to the scorer class, and each class
+# names the transformers Auto class (and PEFT task) of its model.
+SCORER_CLASSES = {cls.family: cls for cls in (CrossEncoderScorer, Seq2SeqScorer, CausalLMScorer)}
+FAMILIES = tuple(SCORER_CLASSES)
+
+
+def scorer_class(family: str) -> type[NeuralScorer]:
+    if family not in SCORER_CLASSES:
+        raise ValueError(f"unknown classifier family {family!r}; expected one of {sorted(SCORER_CLASSES)}")
+    return SCORER_CLASSES[family]
 
 
 def model_class(family: str):
-    from transformers import AutoModelForCausalLM, AutoModelForSeq2SeqLM, AutoModelForSequenceClassification
+    """The transformers Auto class that loads a `family` model."""
+    import transformers
 
-    classes = {"cross_encoder": AutoModelForSequenceClassification, "seq2seq": AutoModelForSeq2SeqLM,
-               "causal_lm": AutoModelForCausalLM}
-    if family not in classes:
-        raise ValueError(f"unknown classifier family {family!r}; expected one of {sorted(classes)}")
-    return classes[family]
+    return getattr(transformers, scorer_class(family).auto_model)
 
 
 def save_format(folder: str | Path, fmt: dict) -> Path:
+    """Write a checkpoint's entailment_format.json (what load_scorer rebuilds the scorer from)."""
     path = Path(folder) / FORMAT_FILE
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(fmt, indent=1))
     return path
 
 
-def load_scorer(folder: str | Path, batch_size: int | None = None) -> _NeuralScorer:
+def load_format(folder: str | Path) -> dict:
+    """A checkpoint folder's entailment_format.json; FileNotFoundError when it has none."""
+    path = Path(folder) / FORMAT_FILE
+    if not path.exists():
+        raise FileNotFoundError(f"{folder}: not an entailment checkpoint (no {FORMAT_FILE})")
+    return json.loads(path.read_text())
+
+
+def load_scorer(folder: str | Path, batch_size: int | None = None) -> NeuralScorer:
     """Rebuild a scorer from a checkpoint folder (weights + tokenizer + entailment_format.json).
     A LoRA adapter folder (adapter_config.json) is loaded on top of its base model through PEFT."""
     from transformers import AutoTokenizer
@@ -441,10 +462,7 @@ def load_scorer(folder: str | Path, batch_size: int | None = None) -> _NeuralSco
     from models.checkpoint import checkpoint_folder
 
     folder = checkpoint_folder(folder)
-    fmt_path = folder / FORMAT_FILE
-    if not fmt_path.exists():
-        raise FileNotFoundError(f"{folder}: not an entailment checkpoint (no {FORMAT_FILE})")
-    fmt = json.loads(fmt_path.read_text())
+    fmt = load_format(folder)
     if fmt.get("family") == "stacked":
         return load_stacked(folder, fmt, batch_size)
     family = fmt.pop("family")
@@ -464,7 +482,7 @@ def load_scorer(folder: str | Path, batch_size: int | None = None) -> _NeuralSco
         model = cls.from_pretrained(fmt.pop("base_model"))  # a zero-shot descriptor folder
     else:
         model = cls.from_pretrained(folder)
-    return SCORER_CLASSES[family](model, tokenizer, **fmt)
+    return scorer_class(family)(model, tokenizer, **fmt)
 
 
 # ---------------------------------------------------------------------------- stacked (signals + LR)

@@ -46,7 +46,7 @@ import json
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Iterable, Mapping, Sequence
+from typing import Mapping, Sequence
 
 from models.question_slots import (EMPTY, fallback_slots, parse_question,
                                    slots_to_question, slots_to_slot_string)
@@ -241,24 +241,15 @@ def get_format(name_or_dict) -> QAFormat:
 
 
 def load_format(path) -> QAFormat:
+    """The format saved beside a parser checkpoint (models.parser.FORMAT_FILE)."""
     with open(path, encoding="utf-8") as f:
         return QAFormat.from_dict(json.load(f))
 
 
 def save_format(fmt: QAFormat, path) -> None:
+    """Write `fmt` where load_format (and QASemParser.from_pretrained) reads it back."""
     with open(path, "w", encoding="utf-8") as f:
         f.write(fmt.to_json() + "\n")
-
-
-def encode_records(records: Iterable[Mapping], fmt) -> tuple[list[str], list[str]]:
-    """(sources, targets) for a batch of records."""
-    fmt = get_format(fmt)
-    sources, targets = [], []
-    for rec in records:
-        s, t = fmt.encode(rec)
-        sources.append(s)
-        targets.append(t)
-    return sources, targets
 
 
 def prediction_record(record: Mapping, decoded_qas: Sequence[Mapping]) -> dict:

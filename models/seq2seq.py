@@ -25,7 +25,6 @@ from models.qa_format import QAFormat
 
 log = logging.getLogger(__name__)
 
-KINDS = ("seq2seq", "encoder_decoder", "tiny_t5")
 T5_TYPES = ("t5", "mt5", "umt5", "longt5")
 
 
@@ -86,32 +85,48 @@ def build_tokenizer(model_cfg, fmt: QAFormat):
     return tok
 
 
+def _seq2seq(model_cfg, tokenizer):
+    """Any Hub / local seq2seq LM by name."""
+    extra = {"dropout_rate": float(model_cfg.dropout_rate)} if model_cfg.get("dropout_rate") is not None else {}
+    with full_weights_load():
+        return AutoModelForSeq2SeqLM.from_pretrained(resolve_name(model_cfg.name), **extra)
+
+
+def _encoder_decoder(model_cfg, tokenizer):
+    """An EncoderDecoderModel warm-started from two encoders (BERT tokens: [CLS] starts, [SEP] ends)."""
+    model = EncoderDecoderModel.from_encoder_decoder_pretrained(
+        resolve_name(model_cfg.encoder), resolve_name(model_cfg.decoder),
+        tie_encoder_decoder=bool(model_cfg.get("tie_encoder_decoder", False)))
+    model.config.decoder_start_token_id = tokenizer.cls_token_id
+    model.config.eos_token_id = tokenizer.sep_token_id
+    model.config.pad_token_id = tokenizer.pad_token_id
+    return model
+
+
+def _tiny_t5(model_cfg, tokenizer):
+    """A randomly initialised T5 (seeded by init_seed), for tests."""
+    config = T5Config(vocab_size=len(tokenizer), d_model=int(model_cfg.get("d_model", 32)),
+                      d_ff=int(model_cfg.get("d_ff", 64)), d_kv=int(model_cfg.get("d_kv", 8)),
+                      num_layers=int(model_cfg.get("num_layers", 2)),
+                      num_heads=int(model_cfg.get("num_heads", 4)),
+                      dropout_rate=float(model_cfg.get("dropout_rate", 0.1)),
+                      decoder_start_token_id=tokenizer.pad_token_id, pad_token_id=tokenizer.pad_token_id,
+                      eos_token_id=tokenizer.sep_token_id or tokenizer.eos_token_id)
+    torch.manual_seed(int(model_cfg.get("init_seed", 0)))
+    return T5ForConditionalGeneration(config)
+
+
+# model.kind -> the function that builds a fresh model of that kind (conf/model/*.yaml carry `kind`,
+# which train.parser also reads to choose between this module and the span parser)
+BUILDERS = {"seq2seq": _seq2seq, "encoder_decoder": _encoder_decoder, "tiny_t5": _tiny_t5}
+KINDS = tuple(BUILDERS)
+
+
 def build_model(model_cfg, tokenizer):
     """A fresh (pretrained or random) model for training; `tokenizer` has the format's tokens."""
     check_model_config(model_cfg)
-    kind = model_cfg.kind
-    if kind == "seq2seq":
-        extra = {"dropout_rate": float(model_cfg.dropout_rate)} if model_cfg.get("dropout_rate") is not None else {}
-        with full_weights_load():
-            model = AutoModelForSeq2SeqLM.from_pretrained(resolve_name(model_cfg.name), **extra)
-    elif kind == "encoder_decoder":
-        model = EncoderDecoderModel.from_encoder_decoder_pretrained(
-            resolve_name(model_cfg.encoder), resolve_name(model_cfg.decoder),
-            tie_encoder_decoder=bool(model_cfg.get("tie_encoder_decoder", False)))
-        model.config.decoder_start_token_id = tokenizer.cls_token_id
-        model.config.eos_token_id = tokenizer.sep_token_id
-        model.config.pad_token_id = tokenizer.pad_token_id
-    else:  # tiny_t5
-        config = T5Config(vocab_size=len(tokenizer), d_model=int(model_cfg.get("d_model", 32)),
-                          d_ff=int(model_cfg.get("d_ff", 64)), d_kv=int(model_cfg.get("d_kv", 8)),
-                          num_layers=int(model_cfg.get("num_layers", 2)),
-                          num_heads=int(model_cfg.get("num_heads", 4)),
-                          dropout_rate=float(model_cfg.get("dropout_rate", 0.1)),
-                          decoder_start_token_id=tokenizer.pad_token_id, pad_token_id=tokenizer.pad_token_id,
-                          eos_token_id=tokenizer.sep_token_id or tokenizer.eos_token_id)
-        torch.manual_seed(int(model_cfg.get("init_seed", 0)))
-        model = T5ForConditionalGeneration(config)
-    if kind == "encoder_decoder":  # the wrapper cannot resize; its two halves can
+    model = BUILDERS[model_cfg.kind](model_cfg, tokenizer)
+    if isinstance(model, EncoderDecoderModel):  # the wrapper cannot resize; its two halves can
         for part in (model.encoder, model.decoder):
             if part.get_input_embeddings().num_embeddings < len(tokenizer):
                 part.resize_token_embeddings(len(tokenizer), mean_resizing=False)

@@ -9,7 +9,8 @@ import pytest
 from evaluation.consistency_benchmark import load_responses, recovery, response_sentences
 from evaluation.decomp_score import decomp_metrics, sentence_pairs
 from models.consistency import ConsistencyPipeline
-from models.entailment import LexicalScorer
+from models.entailment import LexicalScorer, save_format
+from models.parser import decode_texts
 from models.qa_format import get_format
 from models.text import as_sentences, script_warnings, tokenize_sentences
 
@@ -21,16 +22,23 @@ class ScriptedParser:
         self.fmt, self.outputs, self.max_source_length = get_format("qasem_parser"), outputs, max_source_length
         self.calls = []
 
+    @property
+    def input_limit(self):
+        return self.max_source_length
+
+    def input_lengths(self, records):
+        return [len(s.split()) for s in self.sources(records)]
+
     def sources(self, records):
         return [self.fmt.encode_source(r["tokens"], r["predicate_index"], r.get("predicate_type"), r.get("verb_form"))
                 for r in records]
 
-    def tokenizer(self, texts, add_special_tokens=True):
-        return {"input_ids": [t.split() for t in texts]}
-
     def generate_texts(self, records):
         self.calls.append(len(records))
         return [self.outputs.get(r["tokens"][r["predicate_index"]], "") for r in records]
+
+    def predict(self, records):
+        return decode_texts(self.fmt, records, self.generate_texts(records))
 
 
 class WordDetector:
@@ -147,9 +155,8 @@ def test_cli_with_a_tiny_parser_writes_reports_page_and_summary(tmp_path):
 
     train(compose_cfg("train_parser", ["+experiment=tiny", f"+run_dir={tmp_path / 'parser'}"]))
     clf = tmp_path / "clf"
-    clf.mkdir()
-    (clf / "entailment_format.json").write_text(json.dumps(
-        {"family": "stacked", "features": ["lex_raw"], "coef": [4.0], "intercept": -2.0, "mean": [0.0], "std": [1.0]}))
+    save_format(clf, {"family": "stacked", "features": ["lex_raw"], "coef": [4.0], "intercept": -2.0,
+                      "mean": [0.0], "std": [1.0]})
     pairs = tmp_path / "pairs.jsonl"
     toks = GENERATED.split()[:7]
     pairs.write_text(json.dumps({"id": "a", "reference": REFERENCE, "generated": [toks],
@@ -164,7 +171,15 @@ def test_cli_with_a_tiny_parser_writes_reports_page_and_summary(tmp_path):
     assert [r["id"] for r in reports] == ["a", "b"] and reports[1]["status"] == "empty_generated"
     assert summary["pairs"] == 2 and summary["status"]["empty_generated"] == 1
     assert reports[0]["sentences"][0]["predicates"][0]["predicate"] == "arrested"
-    assert (tmp_path / "out" / "report.html").read_text().count("arrested") >= 1
+    # summary.json and report.html are made from exactly the reports written to reports.jsonl
+    from evaluation.consistency import summarize
+    from evaluation.consistency_html import render_page
+
+    assert json.loads((tmp_path / "out" / "summary.json").read_text()) == summary == summarize(reports)
+    assert (tmp_path / "out" / "report.html").read_text(encoding="utf-8") == render_page(reports)
+    # threshold 0.5: a QA is supported exactly when its score reaches it
+    qas = [q for p in reports[0]["sentences"][0]["predicates"] for q in p["qas"]]
+    assert all(q["supported"] == (q["score"] >= 0.5) for q in qas)
 
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "x", "reference": "r"}\n')

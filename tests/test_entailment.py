@@ -10,7 +10,7 @@ import pytest
 from hydra import compose, initialize_config_dir
 
 from metrics.entailment import (balanced_accuracy, best_threshold, metrics_table, response_correlations,
-                                           roc_auc)
+                                roc_auc)
 from models import entailment as E
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -29,6 +29,75 @@ def test_bacc_auc_by_hand():
     # skewed classes: BAcc is the mean of the class recalls, not accuracy
     assert balanced_accuracy([1, 1, 1, 0], [0.9, 0.9, 0.9, 0.9]) == pytest.approx(0.5)
     assert roc_auc([1, 1], [0.2, 0.3]) is None
+    assert balanced_accuracy([1, 1], [0.9, 0.1]) == pytest.approx(0.5)  # absent class left out
+    assert balanced_accuracy([0, 0, 0], [0.9, 0.1, 0.2]) == pytest.approx(2 / 3)
+
+
+def _exhaustive_best_threshold(gold, scores):
+    """The former O(n^2) search, kept as the reference: every candidate scored by hand, ties to the
+    candidate closest to 0.5 (then the earlier one in this list)."""
+    import numpy as np
+
+    def bacc(t):
+        g, pred = np.asarray(gold, dtype=int), (np.asarray(scores, dtype=float) >= t).astype(int)
+        recalls = [float((pred[g == c] == c).mean()) for c in (0, 1) if (g == c).any()]
+        return float(np.mean(recalls)) if recalls else float("nan")
+
+    s = np.unique(np.asarray(scores, dtype=float))
+    cands = [0.5] + list(s) + [float(s[-1]) + 1e-6] if len(s) else [0.5]
+    if len(s) > 1:
+        cands += list((s[:-1] + s[1:]) / 2)
+    best, best_t = -1.0, 0.5
+    for t in sorted(cands, key=lambda t: abs(t - 0.5)):
+        b = bacc(t)
+        if b > best + 1e-12:
+            best, best_t = b, float(t)
+    return best_t, bacc(best_t)
+
+
+def test_best_threshold_equals_the_exhaustive_search():
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    cases = [([1, 1, 0, 0], [0.9, 0.4, 0.6, 0.1]), ([1, 0], [0.5, 0.5]), ([1, 0], [0.3, 0.7]),
+             ([1, 1], [0.2, 0.3]), ([0, 0], [0.2, 0.9]), ([1, 0, 1], [0.4, 0.6, 0.4]), ([], [])]
+    for n in (1, 2, 3, 7, 40, 300):
+        for kind in range(4):
+            for _ in range(5):
+                g = rng.integers(0, 2, n).tolist()
+                s = [rng.random(n), rng.integers(0, 5, n) / 4,  # continuous; heavy ties on a grid with 0.5
+                     np.round(rng.random(n), 1), np.full(n, rng.choice([0.3, 0.5, 0.7]))][kind]
+                cases.append((g, s.tolist()))
+    for gold, scores in cases:
+        want_t, want_b = _exhaustive_best_threshold(gold, scores)
+        got_t = best_threshold(gold, scores)
+        assert got_t == want_t, (gold, scores)
+        got_b = balanced_accuracy(gold, scores, got_t)
+        assert (np.isnan(got_b) and np.isnan(want_b)) or got_b == pytest.approx(want_b, abs=1e-12)
+    # a calibrated scorer keeps 0.5 when nothing beats it; a tie goes to the candidate nearest 0.5
+    assert best_threshold([1, 0], [0.9, 0.1]) == 0.5
+    assert best_threshold([1, 1, 0, 0], [0.9, 0.2, 0.1, 0.05]) == 0.2  # 0.2 and 0.15 both separate
+
+
+def test_group_folds_keep_references_whole_and_are_seeded():
+    from train.entailment import group_folds
+
+    rows = [{"group_id": f"doc{i % 17}", "supported": int(i % 3 != 0)} for i in range(200)]
+    folds = group_folds(rows, 5, seed=13)
+    assert len(folds) == 5
+    tests = [te for _, te in folds]
+    assert sorted(i for te in tests for i in te) == list(range(200))   # a partition of the examples
+    for tr, te in folds:
+        assert set(tr) | set(te) == set(range(200)) and not set(tr) & set(te)
+        assert not {rows[i]["group_id"] for i in tr} & {rows[i]["group_id"] for i in te}  # no reference split
+        assert all(isinstance(i, int) for i in te)
+    assert group_folds(rows, 5, seed=13) == folds                      # deterministic
+    assert group_folds(rows, 5, seed=14) != folds                      # and seeded
+    three = [{"group_id": g, "supported": 1} for g in "abc"]
+    assert len(group_folds(three, 5, seed=0)) == 3                     # no more folds than references,
+    three[0]["supported"] = 0
+    assert len(group_folds(three, 5, seed=0)) == 2                     # nor than the larger class has members
+    assert group_folds(three[:1], 5, seed=0) == []
 
 
 def test_tables_and_response_correlations():
@@ -80,17 +149,20 @@ def test_long_premise_is_chunked_never_truncated(tiny_cross_encoder):
     sc = E.CrossEncoderScorer(model, tok, max_length=64, chunk_words=40, chunk_overlap=10, batch_size=8)
     words = [f"word{i}" for i in range(300)] + ["supercalifragilisticexpialidocious" * 4]
     hyps = ["who ran something? the quick brown fox", "what happened?"]
-    seen_pairs = []
-    orig = sc._pair_probs
+    seen_pairs, seen_probs = [], []
+    orig = sc.pair_probs
 
     def spy(pairs):
         seen_pairs.extend(pairs)
-        return orig(pairs)
+        seen_probs.extend(orig(pairs))
+        return seen_probs[len(seen_probs) - len(pairs):]
 
-    sc._pair_probs = spy
+    sc.pair_probs = spy
     out = sc.score(words, hyps)
-    assert len(out) == 2 and all(0.0 <= p <= 1.0 for p in out)
-    assert all(n <= 64 for n in sc._pair_lengths(seen_pairs))          # every pair fits
+    assert len(out) == 2
+    for h, p in zip(hyps, out):                                        # the max over its windows
+        assert p == max(q for (_, hh), q in zip(seen_pairs, seen_probs) if hh == h)
+    assert all(n <= 64 for n in sc.pair_lengths(seen_pairs))          # every pair fits
     for h in hyps:                                                     # every word is seen
         seen = {w for p, hh in seen_pairs if hh == h for w in p.split()}
         assert seen == set(words)
@@ -124,6 +196,25 @@ def test_every_entailment_config_composes():
         assert first.startswith("# ") and "python -m" in first, p
 
 
+def test_scorer_configs_build_their_target(tmp_path):
+    from evaluation.entailment import build_scorer
+
+    sc, thr = build_scorer(_compose("eval_entailment", ["scorer=lexical", "scorer.mode=normalized"]))
+    assert type(sc) is E.LexicalScorer and sc.mode == "normalized" and thr is None
+    sc, _ = build_scorer(_compose("eval_entailment", ["scorer=majority", "scorer.value=0.25"]))
+    assert type(sc) is E.MajorityScorer and sc.value == 0.25
+    sc, _ = build_scorer(_compose("eval_entailment", ["scorer=embedding", "scorer.chunk_words=30"]))
+    assert type(sc) is E.EmbeddingScorer and (sc.chunk_words, sc.chunk_overlap) == (30, 20)
+    with pytest.raises(ValueError, match="needs checkpoint=PATH"):
+        build_scorer(_compose("eval_entailment", ["scorer=checkpoint"]))
+    with pytest.raises(FileNotFoundError, match="not an entailment checkpoint"):
+        build_scorer(_compose("eval_entailment", ["scorer=checkpoint", f"checkpoint={tmp_path}"]))
+    E.save_format(tmp_path, {"family": "stacked", "features": ["lex_raw"], "coef": [4.0], "intercept": -2.0,
+                             "mean": [0.0], "std": [1.0], "threshold": 0.42})
+    sc, thr = build_scorer(_compose("eval_entailment", ["scorer=checkpoint", f"checkpoint={tmp_path}"]))
+    assert type(sc) is E.StackedScorer and sc.coef == [4.0] and thr == 0.42
+
+
 def test_tiny_cross_encoder_trains_and_scores(tmp_path):
     from train.entailment import train
 
@@ -138,11 +229,27 @@ def test_tiny_cross_encoder_trains_and_scores(tmp_path):
     assert set(saved["cv"]["at_0.5"]) == {"cliff", "factscore", "verifiability", "overall"}
     fmt = json.loads((tmp_path / "checkpoint/entailment_format.json").read_text())
     assert fmt["family"] == "cross_encoder" and fmt["max_length"] == 128
+    assert json.loads(json.dumps(metrics)) == saved
+    # the CV figures and the stored threshold are those of the out-of-fold predictions on disk
+    oof = [json.loads(l) for l in open(tmp_path / "oof_predictions.jsonl")]
+    gold, scores = [r["supported"] for r in oof], [r["score"] for r in oof]
+    assert len(oof) == 13
+    assert saved["cv"]["at_0.5"] == metrics_table([r["dataset"] for r in oof], gold, scores)
+    assert fmt["threshold"] == saved["cv"]["threshold"] == best_threshold(gold, scores)
     sc = E.load_scorer(tmp_path / "checkpoint")
-    assert len(sc.score("a short premise .", ["who? me"])) == 1
+    p = sc.score("a short premise .", ["who? me"])
+    assert len(p) == 1
     st = E.load_scorer(tmp_path / "stacked")
-    assert 0.0 <= st.score("a short premise .", ["who? me"], ["me"])[0] <= 1.0
+    assert st.neural.score("a short premise .", ["who? me"]) == p  # stacked/neural is that checkpoint
     assert metrics["stacked"]["features"][-1] == "neural"
+    # the stacked probability is the saved logistic regression over its features
+    import math
+
+    sfmt = json.loads((tmp_path / "stacked/entailment_format.json").read_text())
+    (row,) = st.feature_rows("a short premise .", ["who? me"], ["me"])
+    z = sfmt["intercept"] + sum(c * (x - m) / sd for c, x, m, sd in zip(sfmt["coef"], row, sfmt["mean"], sfmt["std"]))
+    assert st.score("a short premise .", ["who? me"], ["me"])[0] == pytest.approx(1 / (1 + math.exp(-z)))
+    assert sfmt["threshold"] == metrics["stacked"]["threshold"]
 
 
 @pytest.mark.parametrize("clf,extra", [("tiny_t5", []), ("tiny_causal", []),
@@ -153,9 +260,15 @@ def test_generative_families_train_one_step(tmp_path, clf, extra):
     cfg = _compose("train_entailment", [f"classifier={clf}", f"data.train_file={FIXTURE}", "cv.folds=0",
                                         "optim.max_steps=1", "optim.batch_size=4", *extra])
     train(cfg, tmp_path)
+    fmt = E.load_format(tmp_path / "checkpoint")
+    assert fmt["family"] == cfg.classifier.family and fmt["threshold"] is None  # no CV, no threshold
     sc = E.load_scorer(tmp_path / "checkpoint")
+    assert type(sc) is E.scorer_class(cfg.classifier.family)
     p = sc.score("The mayor opened a bridge .", ["who opened something? The mayor"])
-    assert len(p) == 1 and 0.0 <= p[0] <= 1.0
+    assert len(p) == 1 and 0.0 < p[0] < 1.0
+    # loaded again, the same probability: the model is in eval mode (no dropout)
+    assert E.load_scorer(tmp_path / "checkpoint").score("The mayor opened a bridge .",
+                                                        ["who opened something? The mayor"]) == p
 
 
 def test_unknown_family_and_missing_data_fail_early(tmp_path):
@@ -187,14 +300,26 @@ def test_eval_cli_lexical_shape(tmp_path):
     for k in ("cliff", "factscore", "verifiability", "overall"):
         assert set(m[k]) >= {"bacc", "auc", "n"}
         assert m[k]["bacc"] is None or 0.0 <= m[k]["bacc"] <= 1.0
-    assert m["overall"]["n"] == 13 and m["cliff"]["n"] == 6
-    assert "threshold" in m["tuned_threshold"] and "responses" in m
-    assert (tmp_path / "predictions.jsonl").exists()
-    assert sum(1 for _ in open(tmp_path / "predictions.jsonl")) == 13
+    assert m["overall"]["n"] == 13 and m["cliff"]["n"] == 6 and "responses" in m
+    # predictions.jsonl holds the lexical rule's scores, and the table is computed from them
+    from data_prep.consistency import read_consistency
+
+    preds = [json.loads(l) for l in open(tmp_path / "predictions.jsonl")]
+    examples, _ = read_consistency(FIXTURE, "test")
+    assert [p["example_id"] for p in preds] == [e["example_id"] for e in examples]
+    scores = E.LexicalScorer().score_examples(examples)
+    assert [p["score"] for p in preds] == scores
+    gold, ds = [p["supported"] for p in preds], [p["dataset"] for p in preds]
+    table = metrics_table(ds, gold, scores)
+    assert {k: m[k] for k in table} == table
+    # the tuned row's threshold is chosen on the dev file (here the same fixture)
+    assert m["tuned_threshold"]["source"] == "dev"
+    assert m["tuned_threshold"]["threshold"] == best_threshold(gold, scores)
 
 
 def test_eval_cli_wandb_offline(tmp_path):
-    _run_eval(tmp_path, "scorer=majority", "logger=wandb", env={"WANDB_MODE": "offline"})
+    m = _run_eval(tmp_path, "scorer=majority", "logger=wandb", env={"WANDB_MODE": "offline"})
+    assert m["overall"]["bacc"] == 0.5 and m["overall"]["predicted_positive_rate"] == 1.0  # always "supported"
     runs = list((tmp_path / "wandb").glob("offline-run-*"))
     assert runs and any(runs[0].glob("*.wandb"))
 

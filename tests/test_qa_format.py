@@ -7,8 +7,7 @@ import json
 import pytest
 
 from data_prep.records import validate_record
-from models.qa_format import (PRESETS, Aligner, QAFormat, encode_records, get_format,
-                              prediction_record)
+from models.qa_format import PRESETS, Aligner, QAFormat, get_format, prediction_record
 from models.question_slots import (parse_question, slots_to_question, slots_to_slot_string)
 
 
@@ -101,8 +100,8 @@ def test_predicate_type_markers():
     assert "<extra_id_12>" in typed.special_tokens
 
 
-def test_encode_records_and_orderings():
-    sources, targets = encode_records([FOX, LUKE], "qasem_parser")
+def test_encode_and_orderings():
+    sources, targets = zip(*(get_format("qasem_parser").encode(r) for r in (FOX, LUKE)))
     assert len(sources) == len(targets) == 2 and sources[0].startswith("Generate QA pairs: ")
     by_role = get_format({"base": "qasem_parser", "ordering": "role"})
     _, tgt = by_role.encode(WE)

@@ -9,7 +9,7 @@
     python -m train.entailment classifier=gemma2_9b_lora classifier.lora.enabled=false cv.folds=0 \
         final.train=false                                             # zero-shot descriptor folder
 
-Model selection never looks at test: K-fold cross-validation over dev (GroupKFold by reference
+Model selection never looks at test: K-fold cross-validation over dev (StratifiedGroupKFold by reference
 document, so no response, nor any response to the same reference, is split across folds) gives
 out-of-fold predictions; their metrics are the CV estimate and their best threshold is stored in
 the checkpoint. Then the model is trained on the whole dev half and saved with its
@@ -29,6 +29,7 @@ import logging
 import math
 import random
 import shutil
+from collections import Counter
 from pathlib import Path
 
 import hydra
@@ -118,8 +119,7 @@ def build_model(cfg: DictConfig, init_from: str | None = None):
     if c.get("lora", {}).get("enabled"):
         from peft import LoraConfig, TaskType, get_peft_model
 
-        task = {"causal_lm": TaskType.CAUSAL_LM, "seq2seq": TaskType.SEQ_2_SEQ_LM,
-                "cross_encoder": TaskType.SEQ_CLS}[c.family]
+        task = TaskType[E.scorer_class(c.family).peft_task]
         lc = c.lora
         model = get_peft_model(model, LoraConfig(task_type=task, r=lc.r, lora_alpha=lc.alpha,
                                                  lora_dropout=lc.dropout,
@@ -127,17 +127,17 @@ def build_model(cfg: DictConfig, init_from: str | None = None):
     return model, tokenizer
 
 
-def make_scorer(cfg: DictConfig, model, tokenizer) -> E._NeuralScorer:
+def make_scorer(cfg: DictConfig, model, tokenizer) -> E.NeuralScorer:
     c = cfg.classifier
     kw = dict(max_length=c.max_length, chunk_words=c.chunk_words, chunk_overlap=c.chunk_overlap,
               batch_size=cfg.eval_batch_size, top_k_chunks=c.get("top_k_chunks"))
     if c.family == "causal_lm" and c.get("prompt"):
         kw["prompt"] = c.prompt
-    return E.SCORER_CLASSES[c.family](model, tokenizer, **kw)
+    return E.scorer_class(c.family)(model, tokenizer, **kw)
 
 
 # ---------------------------------------------------------------------------- training pairs
-def best_chunk(scorer: E._NeuralScorer, premise_tokens, hypothesis: str, answer: str) -> str:
+def best_chunk(scorer: E.NeuralScorer, premise_tokens, hypothesis: str, answer: str) -> str:
     """The premise window with the most answer (then question) word overlap: training uses one
     window per QA, inference takes the max over all windows."""
     words = E.as_words(premise_tokens)
@@ -154,21 +154,21 @@ def best_chunk(scorer: E._NeuralScorer, premise_tokens, hypothesis: str, answer:
 class PairDataset:
     """Tokenized (premise chunk, hypothesis, label) triples for one family."""
 
-    def __init__(self, scorer: E._NeuralScorer, triples: list[tuple[str, str, int]]):
+    def __init__(self, scorer: E.NeuralScorer, triples: list[tuple[str, str, int]]):
         self.items = []
         tok = scorer.tokenizer
         for prem, hyp, lab in triples:
-            for p, h in scorer._fit(prem, hyp):
+            for p, h in scorer.split_to_fit(prem, hyp):
                 if scorer.family == "cross_encoder":
                     enc = tok(p, h, truncation="only_first", max_length=scorer.max_length)
                     enc["labels"] = int(lab)
                 elif scorer.family == "seq2seq":
-                    enc = tok(scorer._text(p, h), truncation=True, max_length=scorer.max_length)
+                    enc = tok(scorer.input_text(p, h), truncation=True, max_length=scorer.max_length)
                     enc["labels"] = [scorer.yes_id if lab else scorer.no_id]
                     if tok.eos_token_id is not None:
                         enc["labels"].append(tok.eos_token_id)
                 else:
-                    ids = tok(scorer._text(p, h), truncation=True, max_length=scorer.max_length - 1)["input_ids"]
+                    ids = tok(scorer.input_text(p, h), truncation=True, max_length=scorer.max_length - 1)["input_ids"]
                     target = scorer.yes_id if lab else scorer.no_id
                     enc = {"input_ids": ids + [target], "attention_mask": [1] * (len(ids) + 1),
                            "labels": [-100] * len(ids) + [target]}
@@ -232,7 +232,7 @@ def dev_triples(scorer, examples) -> list[tuple[str, str, int]]:
             for e in examples]
 
 
-def synthetic_triples(cfg: DictConfig, scorer: E._NeuralScorer) -> list[tuple[str, str, int]]:
+def synthetic_triples(cfg: DictConfig, scorer: E.NeuralScorer) -> list[tuple[str, str, int]]:
     """A seeded sample of the synthetic set, balanced as the file is; a premise window too long
     for the model is cut to its best window (as for dev), so a positive keeps its evidence."""
     rows = list(read_jsonl(hydra.utils.to_absolute_path(cfg.synthetic.file)))
@@ -245,17 +245,18 @@ def synthetic_triples(cfg: DictConfig, scorer: E._NeuralScorer) -> list[tuple[st
 
 # ---------------------------------------------------------------------------- CV + final model
 def group_folds(examples, k: int, seed: int) -> list[tuple[list[int], list[int]]]:
-    """GroupKFold by reference document, stratified-ish by a seeded shuffle of the groups."""
-    from sklearn.model_selection import GroupKFold
+    """k folds that keep each reference document (group_id) whole, with the supported share of
+    each fold close to dev's (scikit-learn's StratifiedGroupKFold, groups shuffled by `seed`)."""
+    from sklearn.model_selection import StratifiedGroupKFold
 
     groups = [e["group_id"] for e in examples]
-    uniq = sorted(set(groups))
-    k = min(k, len(uniq))
+    labels = [int(e["supported"]) for e in examples]
+    # no more folds than groups, nor than the larger class has members (sklearn refuses that)
+    k = min(k, len(set(groups)), max(Counter(labels).values(), default=0))
     if k < 2:
         return []
-    order = {g: i for i, g in enumerate(random.Random(seed).sample(uniq, len(uniq)))}
-    gkf = GroupKFold(n_splits=k)
-    return [(list(tr), list(te)) for tr, te in gkf.split(examples, groups=[order[g] for g in groups])]
+    sgkf = StratifiedGroupKFold(n_splits=k, shuffle=True, random_state=seed)
+    return [(tr.tolist(), te.tolist()) for tr, te in sgkf.split(examples, labels, groups)]
 
 
 def neural_scores(cfg, model, tokenizer, examples) -> list[float]:

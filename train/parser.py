@@ -25,11 +25,11 @@ from transformers.trainer_utils import get_last_checkpoint
 from data_prep.records import write_jsonl
 from metrics.qasrl import evaluate_records
 from models.parser import FORMAT_FILE, PARSER_FILE, QASemParser, decode_texts
-from models.qa_format import get_format
+from models.qa_format import get_format, save_format
 from models.seq2seq import build_model, build_tokenizer, check_model_config, is_t5
 from common.data import load_split, resolve_processed_dir, tokenize
 from train.seq2seq_trainer import IndexedCollator, ParserTrainer, SaveFilesCallback, TimeBudgetCallback
-from common.tracking import init_wandb, log_records_table
+from common.tracking import init_wandb, log_records_table, prediction_rows
 from metrics.report import metrics_table
 
 log = logging.getLogger(__name__)
@@ -45,6 +45,10 @@ def run_dir_of(cfg: DictConfig) -> Path:
 
 def check_config(cfg: DictConfig) -> None:
     """Everything that can be wrong before a weight is loaded or a step is taken."""
+    if cfg.model.get("kind") == "span":
+        from train.span_parser import check_span_config
+
+        return check_span_config(cfg.model)
     check_model_config(cfg.model)
     get_format(OmegaConf.to_container(cfg.format, resolve=True) if OmegaConf.is_config(cfg.format) else cfg.format)
     args = cfg.trainer.args
@@ -165,7 +169,7 @@ def train(cfg: DictConfig) -> dict:
         trainer.save_model(str(best_dir))  # under ZeRO-3 this gathers the 16-bit weights
     if trainer.is_world_process_zero():
         tokenizer.save_pretrained(best_dir)
-        (best_dir / FORMAT_FILE).write_text(fmt.to_json())
+        save_format(fmt, best_dir / FORMAT_FILE)
         (best_dir / PARSER_FILE).write_text(json.dumps(parser_settings))
         write_jsonl(run_dir / "dev_predictions.jsonl", last_eval.get("predictions", []))
         dev = {**last_eval.get("metrics", {}), "decode": last_eval.get("counts", {})}
@@ -176,7 +180,7 @@ def train(cfg: DictConfig) -> dict:
             log.warning("These figures come from the shipped hand-written sample: THEY MEAN NOTHING.")
         if wandb_run is not None:
             wandb_run.summary.update({f"dev/{k}": v for k, v in eval_metrics.items() if isinstance(v, (int, float))})
-            log_records_table(wandb_run, "dev_predictions", _table_rows(last_eval.get("predictions", [])),
+            log_records_table(wandb_run, "dev_predictions", prediction_rows(last_eval.get("predictions", [])),
                               ["sentence", "predicate", "generated", "qas"])
         if cfg.hub.get("push"):
             metrics["hub_url"] = publish(cfg, best_dir, dev)
@@ -195,12 +199,6 @@ def add_lora(model, lora_cfg):
     model.print_trainable_parameters()
     model.accepts_loss_kwargs = False
     return model
-
-
-def _table_rows(preds: list[dict], limit: int = 200) -> list[dict]:
-    return [{"sentence": " ".join(p["tokens"]), "predicate": p["predicate"], "generated": p.get("generated", ""),
-             "qas": " | ".join(f"{qa['question']} {'; '.join(qa['answer_texts'])}" for qa in p["qas"])}
-            for p in preds[:limit]]
 
 
 def publish(cfg: DictConfig, best_dir: Path, dev: dict) -> str | None:

@@ -20,7 +20,7 @@ from omegaconf import DictConfig
 from transformers import AutoModel, AutoTokenizer, Trainer, set_seed
 
 from common.data import load_split, resolve_processed_dir
-from common.tracking import init_wandb, log_records_table
+from common.tracking import init_wandb, log_records_table, prediction_rows
 from data_prep.records import write_jsonl
 from metrics.qasrl import evaluate_records
 from metrics.report import metrics_table
@@ -28,12 +28,21 @@ from models.model_paths import resolve_model_path
 from models.question_templates import build_vocabulary, template_of
 from models.span_parser import (KIND, PARSER_FILE, Encoder, SpanParser, SpanParserConfig, SpanParserModel,
                                 collate, marker_tokens, prepare_tokenizer)
-from train.parser import _table_rows, publish, resume_checkpoint, run_dir_of, training_arguments
+from train.parser import publish, resume_checkpoint, run_dir_of, training_arguments
 from train.seq2seq_trainer import SaveFilesCallback, StopOnNonFiniteLoss, TimeBudgetCallback
 
 log = logging.getLogger(__name__)
 
 THRESHOLDS = [round(x, 2) for x in np.arange(0.05, 0.96, 0.05)]
+
+
+def check_span_config(model_cfg) -> None:
+    """What can be wrong in a span model config, before anything loads."""
+    if not (model_cfg.get("encoder") or model_cfg.get("encoder_config")):
+        raise ValueError("model.kind=span needs model.encoder (a Hub id, a folder, or minilm) or model.encoder_config")
+    for key in ("max_span_width", "span_hidden", "max_subwords"):
+        if int(model_cfg.get(key) or 0) < 1:
+            raise ValueError(f"model.{key} must be a positive integer, got {model_cfg.get(key)!r}")
 
 
 def build_model(model_cfg, train_records: list[dict]) -> tuple[SpanParserModel, object, Counter]:
@@ -145,6 +154,7 @@ class SpanTrainer(StopOnNonFiniteLoss, Trainer):
 
 
 def train(cfg: DictConfig) -> dict:
+    check_span_config(cfg.model)
     run_dir = run_dir_of(cfg)
     run_dir.mkdir(parents=True, exist_ok=True)
     set_seed(int(cfg.seed))
@@ -201,7 +211,7 @@ def train(cfg: DictConfig) -> dict:
             log.warning("These figures come from the shipped hand-written sample: THEY MEAN NOTHING.")
         if wandb_run is not None:
             wandb_run.summary.update({f"dev/{k}": v for k, v in eval_metrics.items() if isinstance(v, (int, float))})
-            log_records_table(wandb_run, "dev_predictions", _table_rows(last["predictions"]),
+            log_records_table(wandb_run, "dev_predictions", prediction_rows(last["predictions"]),
                               ["sentence", "predicate", "generated", "qas"])
         if cfg.hub.get("push"):
             metrics["hub_url"] = publish(cfg, best_dir, dev)
