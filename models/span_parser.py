@@ -61,6 +61,9 @@ class SpanParserModel(PreTrainedModel):
 
     def __init__(self, config: SpanParserConfig, encoder: nn.Module | None = None):
         super().__init__(config)
+        # forward averages its own loss: the Trainer must not rescale it by the number of items
+        # of the whole distributed / accumulated batch (transformers 5 does for **kwargs models).
+        self.accepts_loss_kwargs = False
         if encoder is None:
             enc_cfg = dict(config.encoder)
             encoder = AutoModel.from_config(AutoConfig.for_model(enc_cfg.pop("model_type"), **enc_cfg),
@@ -119,7 +122,7 @@ class SpanParserModel(PreTrainedModel):
         return (i + w)[None] < n[:, None, None]
 
     def forward(self, input_ids, attention_mask, word_index, predicate_word, token_type_ids=None,
-                span_labels=None, question_cells=None, question_labels=None, **unused):
+                span_labels=None, question_cells=None, question_labels=None):
         g = self.span_features(input_ids, attention_mask, word_index, predicate_word, token_type_ids)
         logits = self.span_mlp(g).squeeze(-1).float()                                    # [B, W, w]
         mask = self.cell_mask(word_index)
