@@ -28,6 +28,7 @@ from data_prep.stats import record_stats, stats_table
 log = logging.getLogger(__name__)
 
 OFFLINE_SPLIT = "train-offline"
+EXPANDED_SPLIT = "train-offline-expanded"  # the same documents, Bank dev from its expanded release
 # The files a model may be trained on; `check_leakage` reads these back from disk.
 TRAINING_FILES = ("qanom.train.jsonl", f"qasrl-bank.{OFFLINE_SPLIT}.jsonl")
 EVALUATION_FILES = ("qasrl-gs.dev.jsonl", "qasrl-gs.test.jsonl", "qanom.dev.jsonl", "qanom.test.jsonl")
@@ -68,6 +69,14 @@ def build(data_dir: str | Path, out_dir: str | Path, sources=("qasrl-bank", "qas
         offline = [dict(r, split=OFFLINE_SPLIT) for split in ("dev", "test")
                    for r in drop_documents(records[("qasrl-bank", split)], eval_docs)]
         emit("qasrl-bank", OFFLINE_SPLIT, offline, None, SkipCounter())
+        # The same documents with Bank dev's expanded annotation (more validated questions per verb),
+        # for measuring whether denser training labels raise recall (data=offline_expanded).
+        expanded_dev = data_dir / "qasrl-bank-v2" / "expanded" / "dev.jsonl.gz"
+        if expanded_dev.exists():
+            recs, skipped, _ = read_qasrl_bank(expanded_dev, "dev")
+            expanded = [dict(r, split=EXPANDED_SPLIT) for r in drop_documents(recs, eval_docs)]
+            expanded += [dict(r, split=EXPANDED_SPLIT) for r in drop_documents(records[("qasrl-bank", "test")], eval_docs)]
+            emit("qasrl-bank", EXPANDED_SPLIT, expanded, None, skipped)
         check_leakage(out_dir)
     if "consistency" in sources:
         from data_prep.consistency import read_consistency
@@ -98,8 +107,9 @@ def check_leakage(out_dir: str | Path) -> None:
 
     out_dir = Path(out_dir)
     eval_docs = evaluation_documents(*(list(read_jsonl(out_dir / f)) for f in EVALUATION_FILES))
-    check_no_leakage({f: list(read_jsonl(out_dir / f)) for f in TRAINING_FILES}, eval_docs)
-    log.info("leakage check passed: %d evaluation documents, none in %s", len(eval_docs), ", ".join(TRAINING_FILES))
+    files = [f for f in TRAINING_FILES + (f"qasrl-bank.{EXPANDED_SPLIT}.jsonl",) if (out_dir / f).exists()]
+    check_no_leakage({f: list(read_jsonl(out_dir / f)) for f in files}, eval_docs)
+    log.info("leakage check passed: %d evaluation documents, none in %s", len(eval_docs), ", ".join(files))
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="build")

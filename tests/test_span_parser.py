@@ -176,9 +176,11 @@ def test_sigkill_and_rerun_gives_the_same_result(tmp_path):
 def test_pushed_span_checkpoint_loads_by_hub_id(tiny_run, tmp_path, monkeypatch):
     from huggingface_hub.utils import close_session
 
-    from common.hub import push_folder
+    from omegaconf import OmegaConf
+
     from hub_server import run_hub_server, use_hub_endpoint
     from models.parser import load_parser
+    from train.parser import publish
 
     run, _ = tiny_run
     local = load_parser(run / "best", device="cpu")
@@ -186,8 +188,12 @@ def test_pushed_span_checkpoint_loads_by_hub_id(tiny_run, tmp_path, monkeypatch)
               "predicate_type": "verbal", "verb_form": "give"}
     with run_hub_server(tmp_path) as (endpoint, store):
         use_hub_endpoint(monkeypatch, endpoint, tmp_path / "hf-cache")
-        assert push_folder(run / "best", "user/span-tiny") is not None
+        cfg = OmegaConf.create({"hub": {"repo_id": "user/span-tiny"}, "model": {"kind": "span", "encoder": "minilm"}})
+        dev = json.loads((run / "dev_metrics.json").read_text())
+        assert publish(cfg, run / "best", dev) is not None
+        readme = store.files("user/span-tiny")["README.md"].decode()
         remote = load_parser("user/span-tiny", device="cpu")
         close_session()
+    assert "span-first" in readme and f"{dev['ua']['f1']}" in readme
     assert remote.kind == "span" and remote.threshold == local.threshold
     assert remote.predict([record], threshold=0.0)[0] == local.predict([record], threshold=0.0)[0]

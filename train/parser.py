@@ -201,7 +201,16 @@ def add_lora(model, lora_cfg):
     return model
 
 
+SEQ2SEQ_CARD = ("QASem parser (seq2seq): reads a sentence with a marked (verbal or nominal) predicate and writes "
+                "its QA-SRL question-answer pairs. `qa_format.json` says how to decode.")
+SPAN_CARD = ("QASem parser (span-first): an encoder scores every span of the sentence as an answer of the marked "
+             "(verbal or nominal) predicate, keeps those above the dev-chosen threshold in `config.json`, and "
+             "predicts one QA-SRL question per span. Load with `models.parser.load_parser(repo_id)` of "
+             "the qasem-train repository.")
+
+
 def publish(cfg: DictConfig, best_dir: Path, dev: dict) -> str | None:
+    """Push best/ with a model card (dev UA / LA F1 as model-index results, the command that trained it)."""
     from hydra.core.hydra_config import HydraConfig
 
     from common.hub import push_folder, write_model_card
@@ -211,11 +220,11 @@ def publish(cfg: DictConfig, best_dir: Path, dev: dict) -> str | None:
     results = [{"task_type": "text2text-generation", "dataset_type": "qasrl", "dataset_name": "QA-SRL GS + QANom dev",
                 "dataset_split": "dev", "metric_type": f"{kind}_f1", "metric_name": f"{kind.upper()} F1",
                 "value": dev[kind]["f1"]} for kind in ("ua", "la") if kind in dev]
-    write_model_card(best_dir, model_name=cfg.hub.repo_id.split("/")[-1],
-                     description="QASem parser: reads a sentence with a marked (verbal or nominal) predicate and "
-                                 "writes its QA-SRL question-answer pairs. `qa_format.json` says how to decode.",
+    span = cfg.model.get("kind") == "span"
+    base = cfg.model.get("encoder") if span else cfg.model.get("name")
+    write_model_card(best_dir, model_name=cfg.hub.repo_id.split("/")[-1], description=SPAN_CARD if span else SEQ2SEQ_CARD,
                      results=results, datasets=["biu-nlp/qa_srl2018", "biu-nlp/qanom"], command=command,
-                     base_model=cfg.model.get("name"), tags=["qasrl", "qanom", "qasem"])
+                     base_model=base if base and base != "minilm" else None, tags=["qasrl", "qanom", "qasem"])
     return push_folder(best_dir, cfg.hub.repo_id, private=bool(cfg.hub.get("private", True)),
                        commit_message=f"QASem parser, dev UA F1 {dev.get('ua', {}).get('f1', 0):.3f}")
 
