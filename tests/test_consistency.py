@@ -153,7 +153,7 @@ def test_cli_with_a_tiny_parser_writes_reports_page_and_summary(tmp_path):
     from parser_helpers import compose_cfg
     from train.parser import train
 
-    train(compose_cfg("train_parser", ["+experiment=tiny", f"+run_dir={tmp_path / 'parser'}"]))
+    train(compose_cfg("train_parser", ["+experiment=tiny", f"run_dir={tmp_path / 'parser'}"]))
     clf = tmp_path / "clf"
     save_format(clf, {"family": "stacked", "features": ["lex_raw"], "coef": [4.0], "intercept": -2.0,
                       "mean": [0.0], "std": [1.0]})

@@ -21,7 +21,7 @@ TINY = ["+experiment=tiny", "paths.output_dir=/tmp/unused"]
 def run_train(tmp_path, *overrides):
     from train.parser import train
 
-    cfg = compose_cfg("train_parser", TINY + [f"+run_dir={tmp_path}", *overrides])
+    cfg = compose_cfg("train_parser", TINY + [f"run_dir={tmp_path}", *overrides])
     return train(cfg)
 
 

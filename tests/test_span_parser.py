@@ -22,7 +22,7 @@ TINY = ["+experiment=span_tiny", "paths.output_dir=/tmp/unused"]
 def run_train(run_dir, *overrides):
     from train.parser import train
 
-    return train(compose_cfg("train_parser", TINY + [f"+run_dir={run_dir}", *overrides]))
+    return train(compose_cfg("train_parser", TINY + [f"run_dir={run_dir}", *overrides]))
 
 
 # ---------------------------------------------------------------------------- templates

@@ -61,6 +61,10 @@ def training_arguments(cfg: DictConfig, run_dir: Path, generate: bool = True) ->
     """The trainer group's arguments plus what every parser run needs: checkpoints saved at each
     evaluation (so the best one by dev UA F1 is always on disk), W&B when the logger is on."""
     args = OmegaConf.to_container(cfg.trainer.args, resolve=True)
+    for key in ("save_strategy", "save_steps"):
+        if key in args:
+            log.warning("trainer.args.%s=%s is ignored: checkpoints are saved at every evaluation "
+                        "(eval_strategy / eval_steps), so the best one by dev UA F1 is always on disk", key, args[key])
     args.update(
         output_dir=str(run_dir / "checkpoints"),
         predict_with_generate=generate,
