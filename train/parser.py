@@ -20,7 +20,6 @@ import hydra
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
 from transformers import Seq2SeqTrainingArguments, set_seed
-from transformers.trainer_utils import get_last_checkpoint
 
 from data_prep.records import write_jsonl
 from metrics.qasrl import evaluate_records
@@ -28,19 +27,12 @@ from models.parser import FORMAT_FILE, PARSER_FILE, QASemParser, decode_texts
 from models.qa_format import get_format, save_format
 from models.seq2seq import build_model, build_tokenizer, check_model_config, is_t5
 from common.data import load_split, resolve_processed_dir, tokenize
+from train.runs import resume_checkpoint, run_dir_of
 from train.seq2seq_trainer import IndexedCollator, ParserTrainer, SaveFilesCallback, TimeBudgetCallback
 from common.tracking import init_wandb, log_records_table, prediction_rows
 from metrics.report import metrics_table
 
 log = logging.getLogger(__name__)
-
-
-def run_dir_of(cfg: DictConfig) -> Path:
-    from hydra.core.hydra_config import HydraConfig
-
-    if HydraConfig.initialized():
-        return Path(HydraConfig.get().runtime.output_dir)
-    return Path(cfg.get("run_dir") or "outputs/parser")
 
 
 def check_config(cfg: DictConfig) -> None:
@@ -82,18 +74,6 @@ def training_arguments(cfg: DictConfig, run_dir: Path, generate: bool = True) ->
     if cfg.deepspeed.get("config"):
         args["deepspeed"] = OmegaConf.to_container(cfg.deepspeed.config, resolve=True)
     return Seq2SeqTrainingArguments(**args)
-
-
-def resume_checkpoint(cfg: DictConfig, output_dir: Path) -> str | None:
-    """One rule: an explicit checkpoint path, else the last checkpoint in the run dir."""
-    resume = cfg.get("resume", "auto")
-    if resume in (None, False, "none"):
-        return None
-    if resume != "auto":
-        if not Path(resume).is_dir():
-            raise FileNotFoundError(f"resume={resume}: no such checkpoint folder")
-        return str(resume)
-    return get_last_checkpoint(str(output_dir)) if output_dir.is_dir() else None
 
 
 def train(cfg: DictConfig) -> dict:

@@ -27,7 +27,7 @@ import hydra
 from omegaconf import DictConfig
 
 from models.predicates import LABELS, PredicateDetector
-from train.parser import resume_checkpoint, run_dir_of
+from train.runs import resume_checkpoint, run_dir_of
 from train.predicate_data import build_verb_forms, check_inputs, encode_training, load_data
 from train.predicate_eval import choose_thresholds, evaluate, score
 from train.predicate_trainer import PredicateTrainer, TokenLabelCollator, build_model, training_arguments

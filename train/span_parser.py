@@ -28,7 +28,8 @@ from models.model_paths import resolve_model_path
 from models.question_templates import build_vocabulary, template_of
 from models.span_parser import (KIND, PARSER_FILE, Encoder, SpanParser, SpanParserConfig, SpanParserModel,
                                 collate, marker_tokens, prepare_tokenizer)
-from train.parser import publish, resume_checkpoint, run_dir_of, training_arguments
+from train.parser import publish, training_arguments
+from train.runs import resume_checkpoint, run_dir_of
 from train.seq2seq_trainer import SaveFilesCallback, StopOnNonFiniteLoss, TimeBudgetCallback
 
 log = logging.getLogger(__name__)
