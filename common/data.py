@@ -52,6 +52,19 @@ def resolve_processed_dir(paths_cfg, names: list[str], use_sample: bool = False)
                             f"records {names} are not in {processed.resolve()} (paths.processed_dir)")
 
 
+def load_train_dev(cfg) -> tuple[list[dict], list[dict], bool]:
+    """(train records, dev records, whether they are the shipped sample) of a trainer config's
+    `data` group (`train` / `dev` file names, `max_train` / `max_dev` seeded caps per file)."""
+    data = cfg.data
+    folder, is_sample = resolve_processed_dir(cfg.paths, list(data.train) + list(data.dev),
+                                               bool(data.get("use_sample", False)))
+    train = load_split(folder, list(data.train), "train", data.get("max_train"), cfg.seed, is_sample)
+    dev = load_split(folder, list(data.dev), "dev", data.get("max_dev"), cfg.seed, is_sample)
+    log.info("train: %d predicates from %s; dev: %d predicates from %s", len(train), list(data.train), len(dev),
+             list(data.dev))
+    return train, dev, is_sample
+
+
 def load_split(folder: Path, names: list[str], split: str, limit: int | None, seed: int,
                sample: bool) -> list[dict]:
     """Records of several files; `limit` caps each file (a seeded sample, so runs compare).

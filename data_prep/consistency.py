@@ -29,6 +29,7 @@ import json
 import logging
 import re
 import unicodedata
+from functools import partial
 from pathlib import Path
 
 from data_prep.records import DataFormatError, SkipCounter
@@ -97,6 +98,132 @@ def group_id(row: dict) -> str:
     return f"{row.get('dataset')}:{row.get('source_id')}"
 
 
+class Skipped(Exception):
+    """A response or QA the reader cannot use; `reason` is what it is counted under."""
+
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+def read_row(line: str, where: str) -> dict:
+    """One JSONL line as a response object; DataFormatError naming file:line when it is not one."""
+    try:
+        row = json.loads(line)
+    except json.JSONDecodeError as e:
+        raise DataFormatError(f"{where}: not valid JSON ({e.msg})") from None
+    if not isinstance(row, dict) or "qas" not in row or "summary" not in row or "source" not in row:
+        raise DataFormatError(f"{where}: expected an object with 'source', 'summary' and 'qas'")
+    return row
+
+
+def premise_tokens(source) -> list[str]:
+    """The reference as a token list (a string is split on whitespace)."""
+    if isinstance(source, str):
+        source = source.split()
+    return [str(t) for t in (source or [])]
+
+
+def _response_parts(row: dict) -> tuple[list[str], list[str], list[int], list]:
+    """(premise tokens, flat summary tokens, sentence offsets, qas) of a usable response;
+    Skipped(reason) when the response cannot give any example."""
+    if row.get("dataset") not in DATASETS:
+        raise Skipped("unknown_dataset")
+    premise = premise_tokens(row["source"])
+    if not premise:
+        raise Skipped("empty_premise")
+    try:
+        summary, offsets = flatten_summary(row["summary"])
+    except ValueError:
+        raise Skipped("malformed_summary") from None
+    if not summary:
+        raise Skipped("empty_summary")
+    qas = row["qas"] or []
+    if not qas:
+        raise Skipped("response_without_qas")
+    return premise, summary, offsets, qas
+
+
+def qa_label(qa: dict) -> int:
+    """The gold label: majority of the QA's votes, file polarity (1 = NOT supported);
+    Skipped("labels_missing") for missing, malformed or tied votes."""
+    label = _majority(qa.get("annotations"))
+    if label is None:
+        raise Skipped("labels_missing")
+    return label
+
+
+def _question_answer(qa: dict) -> tuple[str, str]:
+    """The QA's question and answer as written (both non-blank strings)."""
+    question, answer = qa.get("question"), qa.get("answer")
+    if not isinstance(question, str) or not question.strip() or not isinstance(answer, str) \
+            or not answer.strip():
+        raise Skipped("empty_question_or_answer")
+    return question, answer
+
+
+def answer_span(qa: dict, n_tokens: int) -> tuple[int, int]:
+    """The answer's [start, end) in the flattened summary: `clean_answer_idx` when present and
+    parsable, else `answer_idx`; Skipped when neither parses or the span leaves the text."""
+    span = _parse_span(qa.get("clean_answer_idx")) if "clean_answer_idx" in qa else None
+    if span is None:
+        span = _parse_span(qa.get("answer_idx"))
+    if span is None:
+        raise Skipped("answer_idx_unparsable")
+    start, end = span
+    if not 0 <= start < end <= n_tokens:
+        raise Skipped("answer_outside_text")
+    return start, end
+
+
+def predicate_index(qa: dict, n_tokens: int) -> int:
+    """`predicate_idx` as an int inside the summary, or -1."""
+    pred_idx = qa.get("predicate_idx")
+    pred_idx = int(pred_idx) if isinstance(pred_idx, int) or str(pred_idx).lstrip("-").isdigit() else -1
+    return pred_idx if 0 <= pred_idx < n_tokens else -1
+
+
+def _qa_example(qa, qi: int, response: dict, warn) -> dict:
+    """The entailment example of the `qi`-th QA of a response (`response`: its fields shared by
+    all its examples); Skipped(reason) when it has none. `warn(reason)` counts a kept-but-odd QA."""
+    if not isinstance(qa, dict):
+        raise Skipped("malformed_qa")
+    label = qa_label(qa)
+    question, answer = _question_answer(qa)
+    summary = response["summary_tokens"]
+    start, end = answer_span(qa, len(summary))
+    if _norm(" ".join(summary[start:end])) != _norm(answer):
+        warn("answer_text_differs_from_span")
+    pred_idx = predicate_index(qa, len(summary))
+    if pred_idx == -1:
+        warn("predicate_outside_text")
+    # the sentence that holds the answer (from the offsets, not sent_id, which
+    # verifiability leaves at 0 for a flat summary)
+    sentence_index = max(i for i, o in enumerate(response["offsets"]) if o <= start)
+    qa_id = qa.get("qa_id", qi)
+    return {
+        "example_id": f"{response['response_id']}:{qa_id}",
+        "response_id": response["response_id"],
+        "group_id": response["group_id"],
+        "dataset": response["dataset"],
+        "split": response["split"],
+        "premise_tokens": response["premise_tokens"],
+        "summary_tokens": summary,
+        "sentence_index": sentence_index,
+        "sent_id": qa.get("sent_id", 0),
+        "predicate": qa.get("predicate", ""),
+        "predicate_index": pred_idx,
+        "question": question.strip(),
+        "answer": answer.strip(),
+        "answer_span": [start, end],
+        "hypothesis": f"{question.strip()} {answer.strip()}",
+        "label": label,
+        "supported": 1 - label,
+        "votes": list(qa["annotations"]),
+        "model": response["model"],
+    }
+
+
 def read_consistency(path: str | Path, split: str) -> tuple[list[dict], SkipCounter]:
     """Read one QASemConsistency JSONL file (`dev.jsonl` / `test.jsonl`) into entailment examples,
     one per QA. Returns (examples, skipped); `skipped.warnings` counts kept rows worth a look."""
@@ -112,98 +239,26 @@ def read_consistency(path: str | Path, split: str) -> tuple[list[dict], SkipCoun
             if not line.strip():
                 continue
             where = f"{path}:{lineno}"
+            row = read_row(line, where)
             try:
-                row = json.loads(line)
-            except json.JSONDecodeError as e:
-                raise DataFormatError(f"{where}: not valid JSON ({e.msg})") from None
-            if not isinstance(row, dict) or "qas" not in row or "summary" not in row or "source" not in row:
-                raise DataFormatError(f"{where}: expected an object with 'source', 'summary' and 'qas'")
-            dataset = row.get("dataset")
-            if dataset not in DATASETS:
-                skipped.skip("unknown_dataset", where)
-                continue
-            premise = row["source"]
-            if isinstance(premise, str):
-                premise = premise.split()
-            premise = [str(t) for t in (premise or [])]
-            if not premise:
-                skipped.skip("empty_premise", where)
-                continue
-            try:
-                summary, offsets = flatten_summary(row["summary"])
-            except ValueError:
-                skipped.skip("malformed_summary", where)
-                continue
-            if not summary:
-                skipped.skip("empty_summary", where)
-                continue
-            qas = row["qas"] or []
-            if not qas:
-                skipped.skip("response_without_qas", where)
+                premise, summary, offsets, qas = _response_parts(row)
+            except Skipped as e:
+                skipped.skip(e.reason, where)
                 continue
             rid = response_id(row)
             if rid in seen_ids:
                 skipped.warnings.skip("duplicate_response_id", where)
                 rid = f"{rid}#L{lineno}"
             seen_ids.add(rid)
+            response = {"response_id": rid, "group_id": group_id(row), "dataset": row.get("dataset"),
+                        "split": split, "premise_tokens": premise, "summary_tokens": summary,
+                        "offsets": offsets, "model": row.get("model")}
             for qi, qa in enumerate(qas):
                 qwhere = f"{where} qa {qa.get('qa_id', qi) if isinstance(qa, dict) else qi}"
-                if not isinstance(qa, dict):
-                    skipped.skip("malformed_qa", qwhere)
-                    continue
-                label = _majority(qa.get("annotations"))
-                if label is None:
-                    skipped.skip("labels_missing", qwhere)
-                    continue
-                question, answer = qa.get("question"), qa.get("answer")
-                if not isinstance(question, str) or not question.strip() or not isinstance(answer, str) \
-                        or not answer.strip():
-                    skipped.skip("empty_question_or_answer", qwhere)
-                    continue
-                span = _parse_span(qa.get("clean_answer_idx")) if "clean_answer_idx" in qa else None
-                if span is None:
-                    span = _parse_span(qa.get("answer_idx"))
-                if span is None:
-                    skipped.skip("answer_idx_unparsable", qwhere)
-                    continue
-                start, end = span
-                if not 0 <= start < end <= len(summary):
-                    skipped.skip("answer_outside_text", qwhere)
-                    continue
-                if _norm(" ".join(summary[start:end])) != _norm(answer):
-                    skipped.warnings.skip("answer_text_differs_from_span", qwhere)
-                pred_idx = qa.get("predicate_idx")
-                pred_idx = int(pred_idx) if isinstance(pred_idx, int) or str(pred_idx).lstrip("-").isdigit() else -1
-                if not 0 <= pred_idx < len(summary):
-                    skipped.warnings.skip("predicate_outside_text", qwhere)
-                    pred_idx = -1
-                sent_id = qa.get("sent_id", 0)
-                # the sentence that holds the answer (from the offsets, not sent_id, which
-                # verifiability leaves at 0 for a flat summary)
-                sentence_index = max(i for i, o in enumerate(offsets) if o <= start)
-                qa_id = qa.get("qa_id", qi)
-                ex = {
-                    "example_id": f"{rid}:{qa_id}",
-                    "response_id": rid,
-                    "group_id": group_id(row),
-                    "dataset": dataset,
-                    "split": split,
-                    "premise_tokens": premise,
-                    "summary_tokens": summary,
-                    "sentence_index": sentence_index,
-                    "sent_id": sent_id,
-                    "predicate": qa.get("predicate", ""),
-                    "predicate_index": pred_idx,
-                    "question": question.strip(),
-                    "answer": answer.strip(),
-                    "answer_span": [start, end],
-                    "hypothesis": f"{question.strip()} {answer.strip()}",
-                    "label": label,
-                    "supported": 1 - label,
-                    "votes": list(qa["annotations"]),
-                    "model": row.get("model"),
-                }
-                examples.append(ex)
+                try:
+                    examples.append(_qa_example(qa, qi, response, warn=partial(skipped.warnings.skip, where=qwhere)))
+                except Skipped as e:
+                    skipped.skip(e.reason, qwhere)
     if skipped:
         log.warning("%s: skipped %s", path, dict(skipped))
     if skipped.warnings:

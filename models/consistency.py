@@ -172,10 +172,10 @@ class ConsistencyPipeline:
                 seen.add((s.pair, s.sentence))
                 reports[s.pair]["messages"].append(
                     f"sentence {s.sentence}: {n} parser tokens exceed its window of {limit}; "
-                    "words past the window cannot be answers")
+                    "words outside the part the parser reads cannot be answers")
 
     def _decode(self, rep: dict, slot: _Slot) -> None:
-        p, sent = slot.predicate, rep["sentences"][slot.sentence]
+        p = slot.predicate
         pred = slot.predicted or {"qas": []}
         text = pred.get("generated", "")
         p["generated"] = text

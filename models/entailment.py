@@ -12,31 +12,30 @@ One class per family, all with `score(premise, hypotheses, answers=None) -> list
   supported.
 - `Seq2SeqScorer`: T5 family, TRUE / MiniCheck style: P("1") vs P("0") as the first decoder token.
 - `CausalLMScorer`: P("Yes") vs P("No") as the next token after the QASemConsistency-style prompt.
+- `StackedScorer`: logistic regression over the lexical signals of models.entailment_features
+  (+ the embedding similarity and a neural scorer's logit).
 
 Long premises are split into overlapping word windows sized so that (window, hypothesis) fits the
 model in subword tokens; the score is the max over windows. Nothing is silently truncated: a window
 that still does not fit after encoding is split again; only a hypothesis longer than the model
 itself would have to be cut, and that is counted in `scorer.stats`.
 
-A trained checkpoint folder holds the weights, the tokenizer and `entailment_format.json`
-({family, max_length, chunk_words, chunk_overlap, prompt, ...}); `load_scorer(folder)` rebuilds the
-scorer from it alone.
+A trained checkpoint folder holds the weights, the tokenizer and `entailment_format.json`;
+`load_scorer(folder)` rebuilds the scorer from it alone (models.entailment_io: save_format,
+load_format, load_scorer; importable from here too).
 """
 from __future__ import annotations
 
-import json
 import logging
-import re
-import string
 from collections import Counter, defaultdict
-from pathlib import Path
 from typing import Sequence
 
+from models.entailment_features import (STACK_FEATURES, STOPWORDS, as_words, content_words, lexical_features,
+                                        norm_word, split_hypothesis)
+from models.entailment_io import FORMAT_FILE, load_format, load_scorer, load_stacked, save_format
 from models.windows import budget_windows
 
 log = logging.getLogger(__name__)
-
-FORMAT_FILE = "entailment_format.json"
 
 # The QASemConsistency paper's QA-verification prompt (paraphrased where the stored repository
 # does not carry it verbatim): the answer is a single "Yes" / "No" token.
@@ -46,33 +45,16 @@ DEFAULT_PROMPT = (
 )
 SEQ2SEQ_TEMPLATE = "premise: {premise} hypothesis: {hypothesis}"
 
-_PUNCT = set(string.punctuation) | {"``", "''", "--", "…", "“", "”", "’", "‘"}
-STOPWORDS = frozenset(
-    "a an the of to in on at for by with from and or but as is are was were be been being 's "
-    "it its this that these those he she they his her their them him i we you".split())
-
-
-# ---------------------------------------------------------------------------- text utilities
-def as_words(premise) -> list[str]:
-    if isinstance(premise, str):
-        return premise.split()
-    return [str(t) for t in premise]
-
-
-def norm_word(w: str) -> str:
-    return w.lower().strip(string.punctuation + "“”’‘")
-
-
-def content_words(text_or_tokens, drop_stopwords: bool = False) -> list[str]:
-    words = text_or_tokens.split() if isinstance(text_or_tokens, str) else list(text_or_tokens)
-    out = []
-    for w in words:
-        # split hyphenated / glued punctuation the way the references are tokenized ("Seung-won")
-        for piece in re.split(r"[\s\-–—/]+", w):
-            n = norm_word(piece)
-            if n and n not in _PUNCT and not (drop_stopwords and n in STOPWORDS):
-                out.append(n)
-    return out
+__all__ = [
+    # scorers and their registry
+    "Scorer", "MajorityScorer", "LexicalScorer", "EmbeddingScorer", "NeuralScorer", "CrossEncoderScorer",
+    "Seq2SeqScorer", "CausalLMScorer", "StackedScorer", "SCORER_CLASSES", "FAMILIES", "scorer_class",
+    "model_class", "DEFAULT_PROMPT", "SEQ2SEQ_TEMPLATE",
+    # re-exported: checkpoint I/O (models.entailment_io), lexical signals (models.entailment_features)
+    "FORMAT_FILE", "save_format", "load_format", "load_scorer", "load_stacked",
+    "STACK_FEATURES", "STOPWORDS", "as_words", "norm_word", "content_words", "lexical_features",
+    "split_hypothesis",
+]
 
 
 # ---------------------------------------------------------------------------- scorers
@@ -438,160 +420,7 @@ def model_class(family: str):
     return getattr(transformers, scorer_class(family).auto_model)
 
 
-def save_format(folder: str | Path, fmt: dict) -> Path:
-    """Write a checkpoint's entailment_format.json (what load_scorer rebuilds the scorer from)."""
-    path = Path(folder) / FORMAT_FILE
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(fmt, indent=1))
-    return path
-
-
-def load_format(folder: str | Path) -> dict:
-    """A checkpoint folder's entailment_format.json; FileNotFoundError when it has none."""
-    path = Path(folder) / FORMAT_FILE
-    if not path.exists():
-        raise FileNotFoundError(f"{folder}: not an entailment checkpoint (no {FORMAT_FILE})")
-    return json.loads(path.read_text())
-
-
-def load_scorer(folder: str | Path, batch_size: int | None = None) -> NeuralScorer:
-    """Rebuild a scorer from a checkpoint folder (weights + tokenizer + entailment_format.json).
-    A LoRA adapter folder (adapter_config.json) is loaded on top of its base model through PEFT."""
-    from transformers import AutoTokenizer
-
-    from models.checkpoint import checkpoint_folder
-
-    folder = checkpoint_folder(folder)
-    fmt = load_format(folder)
-    if fmt.get("family") == "stacked":
-        return load_stacked(folder, fmt, batch_size)
-    family = fmt.pop("family")
-    fmt.pop("threshold", None)  # the CV-chosen threshold is read by the evaluation, not the scorer
-    if batch_size is not None:
-        fmt["batch_size"] = batch_size
-    if (folder / "config.json").exists() and not (folder / "adapter_config.json").exists():
-        fmt.pop("base_model", None)
-    tokenizer = AutoTokenizer.from_pretrained(folder)
-    cls = model_class(family)
-    if (folder / "adapter_config.json").exists():
-        from peft import PeftModel
-
-        base = cls.from_pretrained(fmt.pop("base_model"))
-        model = PeftModel.from_pretrained(base, folder)
-    elif not (folder / "config.json").exists() and fmt.get("base_model"):
-        model = cls.from_pretrained(fmt.pop("base_model"))  # a zero-shot descriptor folder
-    else:
-        model = cls.from_pretrained(folder)
-    return scorer_class(family)(model, tokenizer, **fmt)
-
-
 # ---------------------------------------------------------------------------- stacked (signals + LR)
-STACK_FEATURES = ("lex_raw", "lex_raw_all", "lex_norm", "lex_content", "answer_phrase", "question_cov",
-                  "predicate_near_answer", "answer_len", "digits_cov", "caps_cov", "sent_answer_cov", "sent_joint",
-                  "q_stem_cov", "q_long_cov", "q_bigram_cov", "answer_pronoun", "embedding", "neural")
-
-
-def _longest_run(words: list[str], vocab_ngrams: set[tuple]) -> int:
-    """Longest contiguous run of `words` that occurs verbatim (as an n-gram) in the premise."""
-    best = 0
-    for i in range(len(words)):
-        for j in range(len(words), i + best, -1):
-            if tuple(words[i:j]) in vocab_ngrams:
-                best = j - i
-                break
-    return best
-
-
-def lexical_features(premise_words: list[str], question: str, answer: str, predicate: str | None = None) -> dict:
-    """Cheap, model-free signals of whether the answer (and its relation) is in the premise."""
-    low = [w.lower() for w in premise_words]
-    vocab_raw = set(low)
-    norm = [w for w in (norm_word(x) for x in premise_words)]
-    vocab_norm = set(content_words(premise_words))
-    a_raw = [w.lower() for w in answer.split()] or [""]
-    a_norm = content_words(answer) or [""]
-    a_content = content_words(answer, drop_stopwords=True) or a_norm
-    q_content = [w for w in content_words(question, drop_stopwords=True)
-                 if w not in {"who", "what", "when", "where", "why", "how", "whom", "which", "someone",
-                              "something", "somewhere", "do", "does", "did", "much", "many", "long"}]
-    raw_cov = sum(w in vocab_raw for w in a_raw) / len(a_raw)
-    # the longest verbatim piece of the answer in the premise (n-grams up to the answer length)
-    n = min(len(a_norm), 12)
-    grams = {tuple(norm[i:i + k]) for k in range(1, n + 1) for i in range(len(norm) - k + 1)} if n else set()
-    run = _longest_run(a_norm, grams) / len(a_norm)
-    # does a question / predicate word occur near an answer word? (relation, not just mention)
-    pred = norm_word(predicate or "")[:5]
-    keys = [w[:5] for w in q_content] + ([pred] if pred else [])
-    a_set = set(a_content)
-    a_pos = [i for i, w in enumerate(norm) if w in a_set]
-    k_pos = [i for i, w in enumerate(norm) if keys and w[:5] in keys and len(w) > 2]
-    near = 0.0
-    if a_pos and k_pos:
-        import bisect
-        k_pos.sort()
-        dmin = 10 ** 9
-        for p in a_pos:
-            j = bisect.bisect_left(k_pos, p)
-            for q in (j - 1, j):
-                if 0 <= q < len(k_pos):
-                    dmin = min(dmin, abs(k_pos[q] - p))
-        near = 1.0 / (1.0 + dmin / 5.0)
-    # the best single premise sentence: answer words and question words together
-    sent_ans, sent_joint = 0.0, 0.0
-    if a_set:
-        q_keys = {w[:5] for w in q_content}
-        start = 0
-        for i in range(len(norm) + 1):
-            if i == len(norm) or premise_words[i] in (".", "!", "?"):
-                sent = norm[start:i]
-                start = i + 1
-                if not sent:
-                    continue
-                ws = set(sent)
-                ac = len(a_set & ws) / len(a_set)
-                qc = (len(q_keys & {w[:5] for w in ws}) / len(q_keys)) if q_keys else 1.0
-                sent_ans = max(sent_ans, ac)
-                sent_joint = max(sent_joint, min(ac, qc))
-    # the question often carries the claim (copula QAs: "Who is an outspoken conservative? Mike")
-    stems = {w[:5] for w in vocab_norm}
-    q_all = [w for w in content_words(question, drop_stopwords=True)]
-    q_long = [w for w in q_all if len(w) >= 6]
-    q_bi = list(zip(content_words(question), content_words(question)[1:]))
-    prem_bi = set(zip(norm, norm[1:]))
-    extra = {
-        "q_stem_cov": (sum(w[:5] in stems for w in q_content) / len(q_content)) if q_content else 1.0,
-        "q_long_cov": (sum(w in vocab_norm for w in q_long) / len(q_long)) if q_long else 1.0,
-        "q_bigram_cov": (sum(b in prem_bi for b in q_bi) / len(q_bi)) if q_bi else 1.0,
-        "answer_pronoun": float(len(a_norm) == 1 and a_norm[0] in {"he", "she", "it", "they", "him", "her", "his",
-                                                                     "its", "their", "them", "i", "we", "you"}),
-    }
-    digits = [w for w in a_norm if any(c.isdigit() for c in w)]
-    caps = [w.lower().strip(string.punctuation) for w in answer.split() if w[:1].isupper()]
-    return {
-        "lex_raw": raw_cov,
-        "lex_raw_all": float(raw_cov >= 1.0),
-        "lex_norm": sum(w in vocab_norm for w in a_norm) / len(a_norm),
-        "lex_content": sum(w in vocab_norm for w in a_content) / len(a_content),
-        "answer_phrase": run,
-        "question_cov": (sum(w in vocab_norm for w in q_content) / len(q_content)) if q_content else 1.0,
-        "predicate_near_answer": near,
-        "answer_len": min(len(a_norm), 30) / 30.0,
-        "digits_cov": (sum(w in vocab_norm for w in digits) / len(digits)) if digits else 1.0,
-        "caps_cov": (sum(w in vocab_norm for w in caps) / len(caps)) if caps else 1.0,
-        "sent_answer_cov": sent_ans,
-        "sent_joint": sent_joint,
-        **extra,
-    }
-
-
-def split_hypothesis(hypothesis: str, answer: str | None) -> tuple[str, str]:
-    """(question, answer) from "question answer" (the question ends at its '?')."""
-    if answer and hypothesis.endswith(answer):
-        return hypothesis[: len(hypothesis) - len(answer)].strip(), answer
-    q, sep, a = hypothesis.partition("?")
-    return (q + sep).strip(), (a.strip() or hypothesis)
-
-
 class StackedScorer(Scorer):
     """Logistic regression over the lexical signals, optionally the MiniLM embedding similarity and
     a neural scorer's P(supported) (as a logit). Its folder: entailment_format.json (family
@@ -684,10 +513,3 @@ class StackedScorer(Scorer):
                 "mean": self.mean, "std": self.std, "threshold": self.threshold,
                 "neural": "neural" if self.neural is not None else None,
                 "embedding": self.embedding is not None}
-
-
-def load_stacked(folder: Path, fmt: dict, batch_size: int | None = None) -> StackedScorer:
-    neural = load_scorer(folder / fmt["neural"], batch_size) if fmt.get("neural") else None
-    embedding = EmbeddingScorer() if fmt.get("embedding") else None
-    return StackedScorer(fmt["features"], fmt["coef"], fmt["intercept"], fmt["mean"], fmt["std"],
-                         neural=neural, embedding=embedding, threshold=fmt.get("threshold"))

@@ -2,7 +2,6 @@
 records out. Loads a checkpoint folder or Hub id that carries `qa_format.json`."""
 from __future__ import annotations
 
-import json
 import logging
 from pathlib import Path
 

@@ -91,3 +91,44 @@ def test_real_counts(data_dir, split, responses, qas):
     # every answer span lies in the flattened summary and matches its text up to spacing / accents
     assert dict(skipped.warnings) == {}
     assert all(0 <= e["answer_span"][0] < e["answer_span"][1] <= len(e["summary_tokens"]) for e in examples)
+
+
+def test_every_skip_reason_and_warning_is_counted_where_it_happens(tmp_path):
+    def qa(**kw):
+        return {"question": "who?", "answer": "c", "answer_idx": "2-3", "annotations": [0, 0, 0], **kw}
+
+    rows = [
+        {"source_id": 1, "dataset": "other", "model": "m", "source": ["a"], "summary": [["a"]], "qas": [{}]},
+        {"source_id": 2, "dataset": "cliff", "model": "m", "source": "a b", "summary": [["a"], "b"], "qas": [{}]},
+        {"source_id": 3, "dataset": "cliff", "model": "m", "source": ["a"], "summary": [], "qas": [{}]},
+        {"source_id": 4, "dataset": "cliff", "model": "m", "source": ["a", 5], "summary": [["a", "b"], ["c", "d"]],
+         "qas": ["junk", qa(qa_id=7, question=" "), qa(answer=3),
+                 qa(qa_id=8, answer="X", answer_idx=[2, 4], predicate_idx="9"),       # kept, 2 warnings
+                 qa(answer="b", answer_idx=" 1 - 2 ", clean_answer_idx=None, predicate_idx="-1"),  # kept
+                 qa(clean_answer_idx="bad", predicate_idx=2),                          # kept: answer_idx used
+                 qa(annotations=[0, 0, 0, 1, 1]), qa(annotations=[0, 1]),  # 5 votes: kept; a tie: not
+                 qa(answer_idx="3-2"), qa(answer_idx=["x", 2]),
+                 qa(annotations="nope")]},
+        {"source_id": 4, "dataset": "cliff", "model": "m", "source": ["a"], "summary": ["a", "b"],
+         "qas": [qa(answer="b", answer_idx="1-2")]},                                    # duplicate response id
+        {"source_id": 5, "dataset": "verifiability", "model": "m", "source": None, "summary": ["a"], "qas": [{}]},
+        {"source_id": 6, "dataset": "factscore", "model": "m", "source": ["a"], "summary": [["a"]], "qas": None},
+    ]
+    p = tmp_path / "r.jsonl"
+    p.write_text("".join(json.dumps(r) + "\n\n" for r in rows))  # blank lines are not rows
+    examples, skipped = read_consistency(p, "dev")
+    assert len(examples) == 5
+    assert dict(skipped) == {"unknown_dataset": 1, "malformed_summary": 1, "empty_summary": 1, "malformed_qa": 1,
+                             "empty_question_or_answer": 2, "answer_outside_text": 1, "answer_idx_unparsable": 1,
+                             "labels_missing": 2, "empty_premise": 1, "response_without_qas": 1}
+    assert dict(skipped.warnings) == {"answer_text_differs_from_span": 1, "predicate_outside_text": 4,
+                                      "duplicate_response_id": 1}
+    assert skipped.examples["malformed_qa"] == [f"{p}:7 qa 0"]
+    assert skipped.examples["response_without_qas"] == [f"{p}:13"]
+    assert skipped.warnings.examples["duplicate_response_id"] == [f"{p}:9"]
+    ex = _by_id(examples)
+    assert ex["cliff:4:m:8"]["answer_span"] == [2, 4] and ex["cliff:4:m:8"]["predicate_index"] == -1
+    assert ex["cliff:4:m:4"]["answer_span"] == [1, 2] and ex["cliff:4:m:4"]["sentence_index"] == 0
+    assert ex["cliff:4:m:5"]["predicate_index"] == 2 and ex["cliff:4:m:5"]["sentence_index"] == 1
+    assert ex["cliff:4:m#L9:0"]["premise_tokens"] == ["a"]
+    assert ex["cliff:4:m:4"]["premise_tokens"] == ["a", "5"]

@@ -196,6 +196,26 @@ def test_every_entailment_config_composes():
         assert first.startswith("# ") and "python -m" in first, p
 
 
+def test_split_modules_keep_the_old_names():
+    """models.entailment re-exports checkpoint I/O and the lexical signals; train.entailment the
+    helpers that moved beside it; the config names the learning rate as TrainingArguments does."""
+    import models.entailment_features as F
+    import models.entailment_io as IO
+    import train.entailment as T
+    from train import entailment_data, entailment_resume, entailment_stacker
+
+    for name in ("FORMAT_FILE", "save_format", "load_format", "load_scorer", "load_stacked"):
+        assert getattr(E, name) is getattr(IO, name)
+    for name in ("STACK_FEATURES", "STOPWORDS", "as_words", "norm_word", "content_words", "lexical_features",
+                 "split_hypothesis"):
+        assert getattr(E, name) is getattr(F, name)
+    assert T.group_folds is entailment_data.group_folds and T.STAGE_FILE == entailment_resume.STAGE_FILE
+    assert T.fit_stacker is entailment_stacker.fit_stacker
+    cfg = _compose("train_entailment", ["optim.learning_rate=1e-4"])
+    assert cfg.optim.learning_rate == 1e-4 and cfg.synthetic.optim.learning_rate == 5e-5
+    assert "lr" not in cfg.optim and "lr" not in cfg.synthetic.optim
+
+
 def test_scorer_configs_build_their_target(tmp_path):
     from evaluation.entailment import build_scorer
 
@@ -393,3 +413,28 @@ def test_a_killed_run_resumes_its_finished_stages_and_ends_the_same(tmp_path):
     assert again["cv"] == first["cv"] and again["final"] == first["final"]
     with pytest.raises(ValueError, match="another configuration"):
         train(_compose("train_entailment", over[:-1] + ["optim.batch_size=2"]), tmp_path)
+
+
+def test_synthetic_pretraining_stage_saves_a_checkpoint_and_is_reused(tmp_path):
+    from data_prep.records import write_jsonl
+    from train.entailment import STAGE_FILE, train
+
+    syn = tmp_path / "synthetic.jsonl"
+    write_jsonl(syn, [{"premise": "The mayor opened a new bridge in York on Monday .", "hypothesis": f"{q} {a}",
+                       "answer": a, "supported": s}
+                      for q, a, s in [("who opened something?", "The mayor", 1), ("what did someone open?", "a dam", 0),
+                                      ("where did someone open something?", "in York", 1),
+                                      ("when did someone open something?", "on Friday", 0)]])
+    over = ["classifier=tiny", f"data.train_file={FIXTURE}", "synthetic.enabled=true", f"synthetic.file={syn}",
+            "synthetic.optim.max_steps=1", "synthetic.optim.batch_size=2", "cv.folds=0", "final.train=false"]
+    run = tmp_path / "run"
+    first = train(_compose("train_entailment", over), run)
+    assert first["synthetic"]["steps"] == 1 and first["synthetic"]["train_pairs"] == 4
+    assert first["synthetic"]["pretrained_dir"] == str(run / "pretrained")
+    fmt = E.load_format(run / "pretrained")
+    assert fmt["family"] == "cross_encoder" and fmt["threshold"] is None and "synthetic" in fmt["trained_on"]
+    assert "checkpoint" not in first and not (run / "checkpoint").exists()  # no zero-shot descriptor after it
+    stamp = (run / "pretrained" / STAGE_FILE).stat().st_mtime_ns
+    again = train(_compose("train_entailment", over), run)
+    assert again["synthetic"] == first["synthetic"]
+    assert (run / "pretrained" / STAGE_FILE).stat().st_mtime_ns == stamp  # reused, not retrained

@@ -1,18 +1,14 @@
 """train.parser end to end with a tiny random T5 on the shipped sample: outputs, evaluation of
 the saved checkpoint, resume after SIGKILL, W&B offline files, and the errors raised before training."""
 import json
-import os
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 import torch
 from safetensors.torch import load_file
 
-from parser_helpers import compose_cfg
+from parser_helpers import compose_cfg, straight_and_killed_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ["+experiment=tiny", "paths.output_dir=/tmp/unused"]
@@ -54,21 +50,7 @@ def _cmd(run_dir, *extra):
 
 
 def test_sigkill_and_rerun_gives_the_same_result(tmp_path):
-    env = {**os.environ, "WANDB_MODE": "offline"}
-    straight, killed = tmp_path / "straight", tmp_path / "killed"
-    subprocess.run(_cmd(straight), cwd=ROOT, env=env, check=True, capture_output=True)
-
-    proc = subprocess.Popen(_cmd(killed), cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 120
-    while not (killed / "checkpoints" / "checkpoint-15" / "trainer_state.json").exists():
-        assert proc.poll() is None and time.time() < deadline, "the run ended before it could be killed"
-        time.sleep(0.02)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    assert not (killed / "all_results.json").exists()  # it really died mid-run
-    out = subprocess.run(_cmd(killed), cwd=ROOT, env=env, check=True, capture_output=True, text=True)
-    assert "resuming from" in out.stderr + out.stdout
-
+    straight, killed = straight_and_killed_runs(_cmd, tmp_path, "checkpoint-15", "all_results.json", timeout=120)
     a = load_file(straight / "checkpoints" / "checkpoint-40" / "model.safetensors")
     b = load_file(killed / "checkpoints" / "checkpoint-40" / "model.safetensors")
     assert a.keys() == b.keys() and all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)

@@ -5,12 +5,8 @@ sentences, and clear errors. Needs the real data ($QASEM_DATA_DIR or ../shared/d
 skips, without it."""
 import json
 import logging
-import os
 import random
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
@@ -27,6 +23,7 @@ from train.predicate_trainer import TokenLabelCollator, masked_bce
 
 from conftest import real_data_dir
 from hub_server import run_hub_server, use_hub_endpoint
+from parser_helpers import straight_and_killed_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 CONF = ROOT / "conf"
@@ -318,23 +315,8 @@ def test_sigkill_and_rerun_gives_the_same_result(data_dir, processed_dir, tmp_pa
     """Killed after its first checkpoint (step 3, mid-epoch: 5 steps an epoch), the same command
     resumes there and ends where a straight run ends: same weights, thresholds and test figures
     (length-grouped batches over 8 epochs)."""
-    env = {**os.environ, "OMP_NUM_THREADS": "1"}
-    straight, killed = tmp_path / "straight", tmp_path / "killed"
-    subprocess.run(_cmd(straight, data_dir, processed_dir), cwd=ROOT, env=env, check=True, capture_output=True)
-
-    proc = subprocess.Popen(_cmd(killed, data_dir, processed_dir), cwd=ROOT, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 300
-    while not (killed / "checkpoints" / "checkpoint-3" / "trainer_state.json").exists():
-        assert proc.poll() is None and time.time() < deadline, "the run ended before it could be killed"
-        time.sleep(0.01)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    assert not (killed / "metrics.json").exists()  # it really died mid-run
-    out = subprocess.run(_cmd(killed, data_dir, processed_dir), cwd=ROOT, env=env, check=True, capture_output=True,
-                         text=True)
-    assert "resuming from" in out.stderr + out.stdout
-
+    straight, killed = straight_and_killed_runs(lambda run: _cmd(run, data_dir, processed_dir), tmp_path,
+                                                "checkpoint-3", "metrics.json")
     a, b = (load_file(d / "checkpoint" / "model.safetensors") for d in (straight, killed))
     assert a.keys() == b.keys() and all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
     ma, mb = (json.loads((d / "metrics.json").read_text()) for d in (straight, killed))

@@ -1,5 +1,6 @@
-"""QA text formats (models/qa_format.py), question slots (models/question_slots.py) and the
-format round trip (evaluation/roundtrip.py), on small hand-written records."""
+"""QA text formats (models/qa_format.py), answer alignment (models/answer_alignment.py), question
+slots (models/question_slots.py) and the format round trip (evaluation/roundtrip.py), on small
+hand-written records."""
 from __future__ import annotations
 
 import json
@@ -7,7 +8,8 @@ import json
 import pytest
 
 from data_prep.records import validate_record
-from models.qa_format import PRESETS, Aligner, QAFormat, get_format, prediction_record
+from models.answer_alignment import Aligner
+from models.qa_format import PRESETS, QAFormat, get_format, prediction_record
 from models.question_slots import (parse_question, slots_to_question, slots_to_slot_string)
 
 
@@ -239,6 +241,12 @@ def test_alignment_tolerates_whitespace_and_punctuation(answer, span):
 
 def test_alignment_does_not_match_inside_a_token():
     assert Aligner("the foxes ran".split(), 2).candidates("oxes") == []
+
+
+def test_qa_format_still_exports_the_aligner():
+    import models.qa_format as Q
+
+    assert Q.Aligner is Aligner
 
 
 def test_repeated_answers_of_one_qa_get_distinct_spans():

@@ -2,18 +2,14 @@
 through train.parser (outputs, learning, evaluation.parser on its checkpoint, SIGKILL resume),
 and the Hub round trip through the one loader."""
 import json
-import os
-import signal
-import subprocess
 import sys
-import time
 from pathlib import Path
 
 import pytest
 import torch
 from safetensors.torch import load_file
 
-from parser_helpers import compose_cfg
+from parser_helpers import compose_cfg, straight_and_killed_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ["+experiment=span_tiny", "paths.output_dir=/tmp/unused"]
@@ -153,19 +149,7 @@ def _cmd(run_dir):
 
 
 def test_sigkill_and_rerun_gives_the_same_result(tmp_path):
-    env = {**os.environ, "WANDB_MODE": "offline"}
-    straight, killed = tmp_path / "straight", tmp_path / "killed"
-    subprocess.run(_cmd(straight), cwd=ROOT, env=env, check=True, capture_output=True)
-    proc = subprocess.Popen(_cmd(killed), cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.time() + 120
-    while not (killed / "checkpoints" / "checkpoint-15" / "trainer_state.json").exists():
-        assert proc.poll() is None and time.time() < deadline, "the run ended before it could be killed"
-        time.sleep(0.02)
-    proc.send_signal(signal.SIGKILL)
-    proc.wait()
-    assert not (killed / "all_results.json").exists()
-    out = subprocess.run(_cmd(killed), cwd=ROOT, env=env, check=True, capture_output=True, text=True)
-    assert "resuming from" in out.stderr + out.stdout
+    straight, killed = straight_and_killed_runs(_cmd, tmp_path, "checkpoint-15", "all_results.json", timeout=120)
     a = load_file(straight / "checkpoints" / "checkpoint-40" / "model.safetensors")
     b = load_file(killed / "checkpoints" / "checkpoint-40" / "model.safetensors")
     assert a.keys() == b.keys() and all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)

@@ -26,7 +26,7 @@ from metrics.qasrl import evaluate_records
 from models.parser import FORMAT_FILE, PARSER_FILE, QASemParser, decode_texts
 from models.qa_format import get_format, save_format
 from models.seq2seq import build_model, build_tokenizer, check_model_config, is_t5
-from common.data import load_split, resolve_processed_dir, tokenize
+from common.data import load_train_dev, tokenize
 from train.runs import resume_checkpoint, run_dir_of
 from train.seq2seq_trainer import IndexedCollator, ParserTrainer, SaveFilesCallback, TimeBudgetCallback
 from common.tracking import init_wandb, log_records_table, prediction_rows
@@ -87,13 +87,7 @@ def train(cfg: DictConfig) -> dict:
     set_seed(int(cfg.seed))
     fmt = get_format(OmegaConf.to_container(cfg.format, resolve=True) if OmegaConf.is_config(cfg.format) else cfg.format)
 
-    data = cfg.data
-    folder, is_sample = resolve_processed_dir(cfg.paths, list(data.train) + list(data.dev),
-                                               bool(data.get("use_sample", False)))
-    train_records = load_split(folder, list(data.train), "train", data.get("max_train"), cfg.seed, is_sample)
-    dev_records = load_split(folder, list(data.dev), "dev", data.get("max_dev"), cfg.seed, is_sample)
-    log.info("train: %d predicates from %s; dev: %d predicates from %s", len(train_records),
-             list(data.train), len(dev_records), list(data.dev))
+    train_records, dev_records, is_sample = load_train_dev(cfg)
 
     # Under ZeRO-3 the arguments must exist before the model is built (weights load sharded).
     args = training_arguments(cfg, run_dir)
@@ -155,22 +149,30 @@ def train(cfg: DictConfig) -> dict:
         tokenizer.save_pretrained(best_dir)
         save_format(fmt, best_dir / FORMAT_FILE)
         (best_dir / PARSER_FILE).write_text(json.dumps(parser_settings))
-        write_jsonl(run_dir / "dev_predictions.jsonl", last_eval.get("predictions", []))
         dev = {**last_eval.get("metrics", {}), "decode": last_eval.get("counts", {})}
-        (run_dir / "dev_metrics.json").write_text(json.dumps(dev, indent=2))
-        (run_dir / "all_results.json").write_text(json.dumps(metrics, indent=2, default=str))
-        print(metrics_table({"dev": dev}, title=f"dev ({len(dev_records)} predicates)"))
-        if is_sample:
-            log.warning("These figures come from the shipped hand-written sample: THEY MEAN NOTHING.")
-        if wandb_run is not None:
-            wandb_run.summary.update({f"dev/{k}": v for k, v in eval_metrics.items() if isinstance(v, (int, float))})
-            log_records_table(wandb_run, "dev_predictions", prediction_rows(last_eval.get("predictions", [])),
-                              ["sentence", "predicate", "generated", "qas"])
-        if cfg.hub.get("push"):
-            metrics["hub_url"] = publish(cfg, best_dir, dev)
+        write_run(cfg, run_dir, last_eval.get("predictions", []), dev, metrics, eval_metrics, wandb_run,
+                  title=f"dev ({len(dev_records)} predicates)", is_sample=is_sample)
     if wandb_run is not None:
         wandb_run.finish()
     return metrics
+
+
+def write_run(cfg: DictConfig, run_dir: Path, predictions: list[dict], dev: dict, metrics: dict, eval_metrics: dict,
+              wandb_run, title: str, is_sample: bool) -> None:
+    """What every parser run writes after training (rank 0): dev predictions and metrics,
+    all_results.json, the dev table, the W&B summary and table, and the Hub push of best/."""
+    write_jsonl(run_dir / "dev_predictions.jsonl", predictions)
+    (run_dir / "dev_metrics.json").write_text(json.dumps(dev, indent=2))
+    if cfg.hub.get("push"):
+        metrics["hub_url"] = publish(cfg, run_dir / "best", dev)
+    (run_dir / "all_results.json").write_text(json.dumps(metrics, indent=2, default=str))
+    print(metrics_table({"dev": dev}, title=title))
+    if is_sample:
+        log.warning("These figures come from the shipped hand-written sample: THEY MEAN NOTHING.")
+    if wandb_run is not None:
+        wandb_run.summary.update({f"dev/{k}": v for k, v in eval_metrics.items() if isinstance(v, (int, float))})
+        log_records_table(wandb_run, "dev_predictions", prediction_rows(predictions),
+                          ["sentence", "predicate", "generated", "qas"])
 
 
 def add_lora(model, lora_cfg):

@@ -19,16 +19,14 @@ from datasets import Dataset
 from omegaconf import DictConfig
 from transformers import AutoModel, AutoTokenizer, Trainer, set_seed
 
-from common.data import load_split, resolve_processed_dir
-from common.tracking import init_wandb, log_records_table, prediction_rows
-from data_prep.records import write_jsonl
+from common.data import load_train_dev
+from common.tracking import init_wandb
 from metrics.qasrl import evaluate_records
-from metrics.report import metrics_table
 from models.model_paths import resolve_model_path
 from models.question_templates import build_vocabulary, template_of
 from models.span_parser import (KIND, PARSER_FILE, Encoder, SpanParser, SpanParserConfig, SpanParserModel,
                                 collate, marker_tokens, prepare_tokenizer)
-from train.parser import publish, training_arguments
+from train.parser import training_arguments, write_run
 from train.runs import resume_checkpoint, run_dir_of
 from train.seq2seq_trainer import SaveFilesCallback, StopOnNonFiniteLoss, TimeBudgetCallback
 
@@ -159,13 +157,7 @@ def train(cfg: DictConfig) -> dict:
     run_dir = run_dir_of(cfg)
     run_dir.mkdir(parents=True, exist_ok=True)
     set_seed(int(cfg.seed))
-    data = cfg.data
-    folder, is_sample = resolve_processed_dir(cfg.paths, list(data.train) + list(data.dev),
-                                               bool(data.get("use_sample", False)))
-    train_records = load_split(folder, list(data.train), "train", data.get("max_train"), cfg.seed, is_sample)
-    dev_records = load_split(folder, list(data.dev), "dev", data.get("max_dev"), cfg.seed, is_sample)
-    log.info("train: %d predicates from %s; dev: %d predicates from %s", len(train_records),
-             list(data.train), len(dev_records), list(data.dev))
+    train_records, dev_records, is_sample = load_train_dev(cfg)
 
     args = training_arguments(cfg, run_dir, generate=False)
     model, tokenizer, left_out = build_model(cfg.model, train_records)
@@ -203,19 +195,9 @@ def train(cfg: DictConfig) -> dict:
         tokenizer.save_pretrained(best_dir)
         (best_dir / PARSER_FILE).write_text(parser_json)
         last = trainer.last_eval
-        write_jsonl(run_dir / "dev_predictions.jsonl", last["predictions"])
         dev = {**last["metrics"], "decode": last["counts"], "threshold": last["threshold"]}
-        (run_dir / "dev_metrics.json").write_text(json.dumps(dev, indent=2))
-        (run_dir / "all_results.json").write_text(json.dumps(metrics, indent=2, default=str))
-        print(metrics_table({"dev": dev}, title=f"dev ({len(dev_records)} predicates, threshold {last['threshold']})"))
-        if is_sample:
-            log.warning("These figures come from the shipped hand-written sample: THEY MEAN NOTHING.")
-        if wandb_run is not None:
-            wandb_run.summary.update({f"dev/{k}": v for k, v in eval_metrics.items() if isinstance(v, (int, float))})
-            log_records_table(wandb_run, "dev_predictions", prediction_rows(last["predictions"]),
-                              ["sentence", "predicate", "generated", "qas"])
-        if cfg.hub.get("push"):
-            metrics["hub_url"] = publish(cfg, best_dir, dev)
+        write_run(cfg, run_dir, last["predictions"], dev, metrics, eval_metrics, wandb_run,
+                  title=f"dev ({len(dev_records)} predicates, threshold {last['threshold']})", is_sample=is_sample)
     if wandb_run is not None:
         wandb_run.finish()
     return metrics
