@@ -2,7 +2,6 @@
 and messages for bad input), given predicates / given QAs, the CLI end to end with a tiny parser,
 the benchmark's response loading and recovery, and DecompScore."""
 import json
-from pathlib import Path
 
 import pytest
 

@@ -5,7 +5,6 @@ import-time constants, HF_TOKEN=dummy, no Xet, offline mode off) for the duratio
 """
 from __future__ import annotations
 
-import json
 import logging
 import re
 from pathlib import Path
