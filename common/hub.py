@@ -1,6 +1,7 @@
 """Publishing a checkpoint folder to the Hugging Face Hub, with a model card that carries the
 eval results as model-index metadata. The endpoint comes from HF_ENDPOINT (tests point it at a
-local server), the token from HF_TOKEN or the cached login: never from a config.
+local server), the token from HF_TOKEN or the cached login, or `hub.token` (used for the push only;
+masked wherever the config or the command line is written: common.secrets).
 
 A failed push never touches the local folder: it is logged with the reason and returns None.
 """
@@ -47,13 +48,13 @@ def write_model_card(folder: str | Path, *, model_name: str, description: str,
 
 
 def push_folder(folder: str | Path, repo_id: str, *, private: bool = True,
-                commit_message: str = "Upload checkpoint") -> str | None:
+                commit_message: str = "Upload checkpoint", token: str | None = None) -> str | None:
     """Create the repo (if needed) and upload `folder`. Returns the commit URL, or None on failure
-    (the reason is logged; the local folder stays as it was)."""
+    (the reason is logged; the local folder stays as it was). `token`: None -> HF_TOKEN / the cached login."""
     folder = Path(folder)
     if not folder.is_dir():
         raise FileNotFoundError(f"push: checkpoint folder {folder} does not exist")
-    api = HfApi(endpoint=os.environ.get("HF_ENDPOINT"))
+    api = HfApi(endpoint=os.environ.get("HF_ENDPOINT"), token=token or None)
     try:
         api.create_repo(repo_id, private=private, exist_ok=True)
         info = api.upload_folder(repo_id=repo_id, folder_path=str(folder), commit_message=commit_message)

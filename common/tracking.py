@@ -3,25 +3,19 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
-log = logging.getLogger(__name__)
+from common.secrets import mask_config, masked_argv
 
-# Keys whose values must never leave the machine in a logged config.
-_SECRET = re.compile(r"(token|secret|password|api_key|apikey)", re.IGNORECASE)
+log = logging.getLogger(__name__)
 
 
 def redact(obj: Any) -> Any:
-    """A copy of a (nested) config dict with every secret-looking key's value replaced."""
-    if isinstance(obj, dict):
-        return {k: ("***" if _SECRET.search(str(k)) and v not in (None, "") else redact(v))
-                for k, v in obj.items()}
-    if isinstance(obj, list):
-        return [redact(v) for v in obj]
-    return obj
+    """A copy of a (nested) config dict with every secret-looking key's value replaced (the rule:
+    common.secrets.is_secret_key)."""
+    return mask_config(obj)
 
 
 def resolved_config(cfg: DictConfig) -> dict:
@@ -37,18 +31,20 @@ def init_wandb(cfg: DictConfig, job_type: str, run_dir: str, name: str | None = 
     import wandb
 
     os.environ.setdefault("WANDB_SILENT", "true")
-    run = wandb.init(
-        project=logger_cfg.get("project", "qasem"),
-        entity=logger_cfg.get("entity"),
-        group=logger_cfg.get("group"),
-        tags=list(logger_cfg.get("tags") or []),
-        mode=os.environ.get("WANDB_MODE", logger_cfg.get("mode", "online")),
-        job_type=job_type,
-        name=name,
-        dir=run_dir,
-        config=resolved_config(cfg),
-        reinit="finish_previous",
-    )
+    # W&B records the command line (run metadata: args) at init: give it the masked one.
+    with masked_argv():
+        run = wandb.init(
+            project=logger_cfg.get("project", "qasem"),
+            entity=logger_cfg.get("entity"),
+            group=logger_cfg.get("group"),
+            tags=list(logger_cfg.get("tags") or []),
+            mode=os.environ.get("WANDB_MODE", logger_cfg.get("mode", "online")),
+            job_type=job_type,
+            name=name,
+            dir=run_dir,
+            config=resolved_config(cfg),
+            reinit="finish_previous",
+        )
     return run
 
 

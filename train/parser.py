@@ -197,12 +197,10 @@ SPAN_CARD = ("QASem parser (span-first): an encoder scores every span of the sen
 
 def publish(cfg: DictConfig, best_dir: Path, dev: dict) -> str | None:
     """Push best/ with a model card (dev UA / LA F1 as model-index results, the command that trained it)."""
-    from hydra.core.hydra_config import HydraConfig
-
     from common.hub import push_folder, write_model_card
+    from common.secrets import mask_overrides, task_overrides
 
-    overrides = HydraConfig.get().overrides.task if HydraConfig.initialized() else []
-    command = "python -m train.parser " + " ".join(overrides)
+    command = "python -m train.parser " + " ".join(mask_overrides(task_overrides()))  # hub.token=... masked
     results = [{"task_type": "text2text-generation", "dataset_type": "qasrl", "dataset_name": "QA-SRL GS + QANom dev",
                 "dataset_split": "dev", "metric_type": f"{kind}_f1", "metric_name": f"{kind.upper()} F1",
                 "value": dev[kind]["f1"]} for kind in ("ua", "la") if kind in dev]
@@ -212,7 +210,8 @@ def publish(cfg: DictConfig, best_dir: Path, dev: dict) -> str | None:
                      results=results, datasets=["biu-nlp/qa_srl2018", "biu-nlp/qanom"], command=command,
                      base_model=base if base and base != "minilm" else None, tags=["qasrl", "qanom", "qasem"])
     return push_folder(best_dir, cfg.hub.repo_id, private=bool(cfg.hub.get("private", True)),
-                       commit_message=f"QASem parser, dev UA F1 {dev.get('ua', {}).get('f1', 0):.3f}")
+                       commit_message=f"QASem parser, dev UA F1 {dev.get('ua', {}).get('f1', 0):.3f}",
+                       token=cfg.hub.get("token"))
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="train_parser")

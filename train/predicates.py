@@ -113,13 +113,10 @@ def _write(run_dir: Path, metrics: dict) -> None:
 
 
 def _command() -> str:
-    try:
-        from hydra.core.hydra_config import HydraConfig
+    """The command line (secret overrides masked); no overrides when called as a function (tests)."""
+    from common.secrets import command_line, task_overrides
 
-        overrides = list(HydraConfig.get().overrides.task)
-    except Exception:  # called as a function (tests), not from the command line
-        overrides = []
-    return " ".join(["python -m train.predicates", *overrides])
+    return command_line("train.predicates", task_overrides())
 
 
 BASE_MODELS = {"minilm": "sentence-transformers/all-MiniLM-L6-v2"}
