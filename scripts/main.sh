@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Set up (if needed), build the processed records and run the main job, the ~8-minute CPU span-parser run: bash scripts/main.sh [hydra overrides]
+# Set up (if needed), build the processed records and run the main job, the ~6-minute CPU span-parser run: bash scripts/main.sh [hydra overrides]
 # The data directory is $QASEM_DATA_DIR, else ../shared/data beside the repo; without releases the
 # trainer falls back, loudly, to the shipped hand-written sample.
 set -euo pipefail

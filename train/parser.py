@@ -1,7 +1,7 @@
 """Train the QASem parser: records -> text format -> Seq2SeqTrainer, evaluated by generation with
 the QA-SRL metrics on dev, best checkpoint kept by dev UA F1.
 
-    python -m train.parser                       # the README's main job: the span parser, ~8 min on one core
+    python -m train.parser                       # the README's main job: the span parser, ~6 min on one core
     python -m train.parser +experiment=seq2seq_quick   # its seq2seq counterpart (same data and minutes)
     python -m train.parser +experiment=cpu_offline
     torchrun --nproc_per_node 8 -m train.parser +experiment=t5xl hydra.run.dir=RUN_DIR
