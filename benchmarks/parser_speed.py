@@ -4,6 +4,7 @@ repeat), and the ratio of each to the first.
 
     python -m benchmarks.parser_speed --checkpoint outputs/main_seq2seq/best --checkpoint outputs/span_cpu/best --threads 1
     python -m benchmarks.parser_speed --checkpoint A --checkpoint B --records 16 --repeats 1    # smoke run
+    python -m benchmarks.parser_speed ... --bf16     # span parsers under bf16 autocast
 
 Each checkpoint parses the whole sample batched (its own batch size), as evaluation.parser does;
 the sample is a seeded mix of GS dev and QANom dev predicates. UA F1 on the sample is reported
@@ -27,6 +28,7 @@ def main(argv=None) -> dict:
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, default=None)
+    ap.add_argument("--bf16", action="store_true", help="span parsers: bf16 autocast (seq2seq ones run as saved)")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", default=None)
     a = ap.parse_args(argv)
@@ -38,7 +40,7 @@ def main(argv=None) -> dict:
 
     cfg = compose_parser_config([])
     records = load_records(cfg, ["qasrl-gs.dev", "qanom.dev"], a.records, a.seed)
-    parsers = [load_parser(c, batch_size=a.batch_size, device="cpu") for c in a.checkpoint]
+    parsers = [load_parser(c, batch_size=a.batch_size, device="cpu", bf16=a.bf16) for c in a.checkpoint]
     for p in parsers:
         p.predict(records[:2])  # warm-up: first-call allocations and kernel selection
     times: list[list[float]] = [[] for _ in parsers]
@@ -61,6 +63,7 @@ def main(argv=None) -> dict:
         print(f"{r['checkpoint'][-50:]:50s} {r['kind']:8s} {r['predicates_per_s']:8.1f} {r['ratio_to_first']:8.1f} "
               f"{100 * r['ua_f1_on_sample']:6.1f}")
     result = {"benchmark": "parser_speed", "machine": machine(), "records": len(records), "repeats": a.repeats,
+              "bf16_span": a.bf16,
               "batch_size": a.batch_size, "results": rows}
     print("wrote", write_result("parser_speed", result, a.out))
     return result

@@ -32,7 +32,7 @@ def evaluate(cfg: DictConfig, run_dir: Path) -> dict:
     names = [f"{s}.{cfg.split}" for s in cfg.sets]
     folder, is_sample = resolve_processed_dir(cfg.paths, names)
     parser = load_parser(cfg.checkpoint, batch_size=int(cfg.batch_size), constrained=cfg.get("constrained"),
-                         threshold=cfg.get("threshold"))
+                         threshold=cfg.get("threshold"), bf16=cfg.get("bf16"))
     if cfg.get("num_beams") and parser.kind == "seq2seq":
         parser.model.generation_config.num_beams = int(cfg.num_beams)
     sets = ["sample"] if is_sample else list(cfg.sets)  # the sample has one file per split

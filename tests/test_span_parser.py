@@ -181,3 +181,16 @@ def test_pushed_span_checkpoint_loads_by_hub_id(tiny_run, tmp_path, monkeypatch)
     assert "span-first" in readme and f"{dev['ua']['f1']}" in readme
     assert remote.kind == "span" and remote.threshold == local.threshold
     assert remote.predict([record], threshold=0.0)[0] == local.predict([record], threshold=0.0)[0]
+
+
+def test_bf16_inference_runs_and_keeps_the_records(tiny_run):
+    from common.data import SAMPLE_DIR, load_split
+    from models.parser import load_parser
+
+    run, _ = tiny_run
+    dev = load_split(SAMPLE_DIR, [], "dev", None, 0, True)
+    fp32, _ = load_parser(run / "best", device="cpu").predict(dev, threshold=0.3)
+    bf16, counts = load_parser(run / "best", device="cpu", bf16=True).predict(dev, threshold=0.3)
+    assert [p["sentence_id"] for p in bf16] == [p["sentence_id"] for p in fp32] and counts["invalid_input"] == 0
+    for p in bf16:
+        assert all(0 <= s < e <= len(p["tokens"]) for qa in p["qas"] for s, e in qa["answers"])
