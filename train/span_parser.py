@@ -65,7 +65,7 @@ def build_model(model_cfg, train_records: list[dict]) -> tuple[SpanParserModel, 
     config = SpanParserConfig(encoder=enc_cfg, max_span_width=int(model_cfg.max_span_width),
                               span_hidden=int(model_cfg.span_hidden), dropout=float(model_cfg.dropout),
                               templates=templates, inflections=inflections, max_subwords=int(model_cfg.max_subwords),
-                              markers=markers)
+                              markers=markers, pad_token_id=tokenizer.pad_token_id)
     return SpanParserModel(config, encoder=encoder), tokenizer, left_out
 
 
