@@ -36,3 +36,18 @@ def processed_dir(data_dir, tmp_path_factory) -> Path:
 @pytest.fixture()
 def fixtures() -> Path:
     return FIXTURES
+
+
+@pytest.fixture()
+def hub(tmp_path, monkeypatch):
+    """A local Hub API server (tests/hub_server.py) that huggingface_hub talks to for one test:
+    (endpoint, store). Fails the test if the client sent a request the server does not speak."""
+    from huggingface_hub.utils import close_session
+
+    from hub_server import run_hub_server, use_hub_endpoint
+
+    with run_hub_server(tmp_path) as (endpoint, store):
+        use_hub_endpoint(monkeypatch, endpoint, tmp_path / "hf-cache")
+        yield endpoint, store
+        close_session()
+    assert not store.unhandled, f"requests the test server does not speak: {store.unhandled}"

@@ -36,17 +36,6 @@ def front_matter(readme: str) -> dict:
     return yaml.safe_load(match.group(1))
 
 
-@pytest.fixture()
-def hub(tmp_path, monkeypatch):
-    from huggingface_hub.utils import close_session
-
-    with run_hub_server(tmp_path) as (endpoint, store):
-        use_hub_endpoint(monkeypatch, endpoint, tmp_path / "hf-cache")
-        yield endpoint, store
-        close_session()
-    assert not store.unhandled, f"requests the test server does not speak: {store.unhandled}"
-
-
 @pytest.fixture(scope="module")
 def tiny_model():
     import torch

@@ -328,17 +328,6 @@ def test_sigkill_and_rerun_gives_the_same_result(data_dir, processed_dir, tmp_pa
 
 
 # ---------------------------------------------------------------------------- Hub
-@pytest.fixture()
-def hub(tmp_path, monkeypatch):
-    from huggingface_hub.utils import close_session
-
-    with run_hub_server(tmp_path) as (endpoint, store):
-        use_hub_endpoint(monkeypatch, endpoint, tmp_path / "hf-cache")
-        yield endpoint, store
-        close_session()
-    assert not store.unhandled, f"requests the test server does not speak: {store.unhandled}"
-
-
 def test_hub_push_then_load_by_id(hub, data_dir, processed_dir, tmp_path):
     endpoint, store = hub
     repo = "user/qasem-predicates-tiny"
