@@ -11,7 +11,7 @@ import json
 import sys
 
 from data_prep.records import read_jsonl
-from metrics.qasrl import PROTOCOLS, evaluate_records
+from metrics.qasrl import PROTOCOLS, InvalidRecordError, evaluate_records
 
 
 def add_matching_args(ap: argparse.ArgumentParser) -> None:
@@ -44,7 +44,12 @@ def main(argv: list[str] | None = None) -> int:
     try:
         result = evaluate_records(records["gold"], records["pred"], protocol=args.protocol,
                                   strict=args.match_strict)
-    except ValueError as e:  # e.g. a duplicate predicate or a malformed record
+    except InvalidRecordError as e:  # name the file and line of the record
+        path = args.gold if e.side == "gold" else args.pred
+        with open(path, encoding="utf-8") as f:
+            lines = [n for n, line in enumerate(f, 1) if line.strip()]
+        ap.error(f"{path}:{lines[e.position]}: {e}")
+    except ValueError as e:  # e.g. a duplicate predicate
         ap.error(f"{args.gold} vs {args.pred}: {e}")
     json.dump(result, sys.stdout, indent=2)
     sys.stdout.write("\n")

@@ -182,10 +182,46 @@ def _key(rec: dict, side: str, n: int) -> tuple[str, int]:
     return str(rec["sentence_id"]), int(rec["predicate_index"])
 
 
+class InvalidRecordError(ValueError):
+    """A gold or predicted record the metric cannot score: `position` is its index in the list."""
+
+    def __init__(self, side: str, position: int, message: str):
+        super().__init__(f"{side} record #{position}: {message}")
+        self.side, self.position = side, position
+
+
+def check_record(rec: dict, side: str, n: int, tokens: Sequence[str] | None = None) -> None:
+    """Types and span bounds of one record, before anything is counted: `qas` a list of QAs whose
+    `answers` are [start, end) integer pairs with 0 <= start < end <= the sentence length (from the
+    record's own `tokens`, else `tokens`). A span one token past the end would otherwise still
+    match a gold span (IOU >= 0.3), and an end before its start would count silently."""
+    where = f"(sentence_id={rec.get('sentence_id')!r}, predicate_index={rec.get('predicate_index')})"
+    if "qas" not in rec:
+        raise InvalidRecordError(side, n, f"{where} has no 'qas' (give [] for a predicate without QAs)")
+    if not isinstance(rec["qas"], list):
+        raise InvalidRecordError(side, n, f"{where}: 'qas' is a {type(rec['qas']).__name__}, not a list")
+    toks = rec.get("tokens") if isinstance(rec.get("tokens"), list) else tokens
+    for q, qa in enumerate(rec["qas"]):
+        answers = qa.get("answers") if isinstance(qa, dict) else None
+        if not isinstance(answers, list):
+            raise InvalidRecordError(side, n, f"{where}: QA {q} has no list of 'answers'")
+        for span in answers:
+            ok = isinstance(span, (list, tuple)) and len(span) == 2 and all(
+                isinstance(x, int) and not isinstance(x, bool) for x in span)
+            if not ok:
+                raise InvalidRecordError(side, n, f"{where}: QA {q} answer {span!r} is not a [start, end) pair of integers")
+            s, e = span
+            if s < 0 or e <= s or (toks is not None and e > len(toks)):
+                size = f" of a {len(toks)}-token sentence" if toks is not None else ""
+                raise InvalidRecordError(side, n, f"{where}: QA {q} answer [{s}, {e}) is not a span{size} "
+                                                  "(0 <= start < end <= length)")
+
+
 def _index(records: Iterable[dict], side: str) -> dict[tuple[str, int], dict]:
     by_key: dict[tuple[str, int], dict] = {}
     for n, rec in enumerate(records):
         key = _key(rec, side, n)
+        check_record(rec, side, n)
         if key in by_key:
             raise ValueError(f"duplicate {side} record for predicate "
                              f"(sentence_id={key[0]!r}, predicate_index={key[1]})")
@@ -207,6 +243,9 @@ def evaluate_records(gold: list[dict], pred: list[dict], protocol: str = "qanom"
     _check_protocol(protocol)
     gold_by_key = _index(gold, "gold")
     pred_by_key = _index(pred, "predicted")
+    for n, (key, rec) in enumerate(pred_by_key.items()):  # bounds from the gold sentence when the prediction has no tokens
+        if "tokens" not in rec and key in gold_by_key:
+            check_record(rec, "predicted", n, gold_by_key[key].get("tokens"))
 
     def zero() -> dict[str, Counts]:
         return {"ua": Counts(), "la": Counts(), "role": Counts()}

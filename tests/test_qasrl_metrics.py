@@ -278,3 +278,52 @@ def test_cli_errors(tmp_path):
     bad.write_text('{"sentence_id": "s1",\n')
     proc = run_cli(bad, gold)
     assert proc.returncode == 2 and "bad.jsonl" in proc.stderr and "JSON" in proc.stderr
+
+
+# ---------------------------------------------------------------------------- invalid predictions
+def _rec(qas, tokens=("A", "man", "died", "of", "measles", ".")):
+    return {"sentence_id": "s1", "predicate_index": 2, "tokens": list(tokens), "qas": qas}
+
+
+def _qa(*spans):
+    return {"question": "Who died?", "answers": [list(s) for s in spans],
+            "slots": {"wh": "who", "aux": "_", "subj": "_", "verb": "died", "obj": "_", "prep": "_", "obj2": "_"},
+            "is_passive": False, "is_negated": False}
+
+
+@pytest.mark.parametrize("pred,message", [
+    (_rec([_qa((0, 7))]), r"\[0, 7\) is not a span of a 6-token sentence"),   # one past the end: was a TP
+    (_rec([_qa((3, 2))]), r"\[3, 2\) is not a span"),                          # end before start: was an FP
+    (_rec([_qa((-1, 2))]), r"\[-1, 2\) is not a span"),
+    ({"sentence_id": "s1", "predicate_index": 2, "tokens": ["A"]}, "has no 'qas'"),
+    (_rec("Who died? A man"), "'qas' is a str, not a list"),
+    (_rec([_qa((1,))]), r"is not a \[start, end\) pair of integers"),
+])
+def test_invalid_predictions_are_refused_naming_the_record(pred, message):
+    from metrics.qasrl import InvalidRecordError
+
+    gold = [_rec([_qa((0, 2))])]
+    with pytest.raises(InvalidRecordError, match=message) as err:
+        evaluate_records(gold, [pred])
+    assert err.value.side == "predicted" and err.value.position == 0 and "sentence_id='s1'" in str(err.value)
+
+
+def test_prediction_bounds_come_from_the_gold_sentence_when_it_has_no_tokens():
+    from metrics.qasrl import InvalidRecordError
+
+    gold = [_rec([_qa((0, 2))])]
+    pred = {"sentence_id": "s1", "predicate_index": 2, "qas": [_qa((0, 7))]}
+    with pytest.raises(InvalidRecordError, match="6-token sentence"):
+        evaluate_records(gold, [pred])
+
+
+def test_cli_names_the_file_and_line_of_an_invalid_prediction(tmp_path, capsys):
+    from evaluation.qasrl import main
+
+    gold, pred = tmp_path / "gold.jsonl", tmp_path / "pred.jsonl"
+    gold.write_text(json.dumps(_rec([_qa((0, 2))])) + "\n")
+    pred.write_text("\n" + json.dumps(_rec([_qa((3, 2))])) + "\n")  # a blank first line: the record is on line 2
+    with pytest.raises(SystemExit) as exit_:
+        main([str(gold), str(pred)])
+    assert exit_.value.code == 2
+    assert f"{pred}:2: predicted record #0" in capsys.readouterr().err
