@@ -27,7 +27,7 @@ from models.parser import FORMAT_FILE, PARSER_FILE, QASemParser, decode_texts
 from models.qa_format import get_format, save_format
 from models.seq2seq import build_model, build_tokenizer, check_model_config, is_t5
 from common.data import load_train_dev, tokenize
-from train.runs import resume_checkpoint, run_dir_of
+from train.runs import run_dir_of, train_then_evaluate
 from train.seq2seq_trainer import IndexedCollator, ParserTrainer, SaveFilesCallback, TimeBudgetCallback
 from common.tracking import init_wandb, log_records_table, prediction_rows
 from metrics.report import metrics_table
@@ -130,14 +130,9 @@ def train(cfg: DictConfig) -> dict:
         callbacks=callbacks,
         parser=parser, eval_records=dev_records,
     )
-    checkpoint = resume_checkpoint(cfg, Path(args.output_dir))
-    if checkpoint:
-        log.info("resuming from %s", checkpoint)
-    train_result = trainer.train(resume_from_checkpoint=checkpoint)
-
-    # The best checkpoint (by dev UA F1) is loaded now; evaluate it once more to get its predictions.
-    eval_metrics = trainer.evaluate()
-    metrics = {**train_result.metrics, **eval_metrics, "best_checkpoint": trainer.state.best_model_checkpoint,
+    # The best checkpoint (by dev UA F1) is evaluated once more at the end, for its predictions.
+    train_metrics, eval_metrics = train_then_evaluate(trainer, cfg)
+    metrics = {**train_metrics, **eval_metrics, "best_checkpoint": trainer.state.best_model_checkpoint,
                "train_predicates": len(train_records), "dev_predicates": len(dev_records),
                "sample_data": is_sample}
     best_dir = run_dir / "best"

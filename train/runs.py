@@ -2,10 +2,13 @@
 (an explicit checkpoint path, else the last checkpoint in <run dir>/checkpoints)."""
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 from omegaconf import DictConfig
 from transformers.trainer_utils import get_last_checkpoint
+
+log = logging.getLogger(__name__)
 
 
 def run_dir_of(cfg: DictConfig) -> Path:
@@ -27,3 +30,14 @@ def resume_checkpoint(cfg: DictConfig, output_dir: Path) -> str | None:
             raise FileNotFoundError(f"resume={resume}: no such checkpoint folder")
         return str(resume)
     return get_last_checkpoint(str(output_dir)) if output_dir.is_dir() else None
+
+
+def train_then_evaluate(trainer, cfg: DictConfig) -> tuple[dict, dict]:
+    """Train from the resume point (the one rule above), then evaluate once more: with
+    load_best_model_at_end the best checkpoint's weights are loaded, so this is its dev evaluation.
+    Returns (training metrics, evaluation metrics)."""
+    checkpoint = resume_checkpoint(cfg, Path(trainer.args.output_dir))
+    if checkpoint:
+        log.info("resuming from %s", checkpoint)
+    train_result = trainer.train(resume_from_checkpoint=checkpoint)
+    return train_result.metrics, trainer.evaluate()

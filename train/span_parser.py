@@ -12,7 +12,6 @@ import json
 import logging
 import os
 from collections import Counter
-from pathlib import Path
 
 import numpy as np
 from datasets import Dataset
@@ -27,7 +26,7 @@ from models.question_templates import build_vocabulary, template_of
 from models.span_parser import (KIND, PARSER_FILE, Encoder, SpanParser, SpanParserConfig, SpanParserModel,
                                 collate, marker_tokens, prepare_tokenizer)
 from train.parser import training_arguments, write_run
-from train.runs import resume_checkpoint, run_dir_of
+from train.runs import run_dir_of, train_then_evaluate
 from train.seq2seq_trainer import SaveFilesCallback, StopOnNonFiniteLoss, TimeBudgetCallback
 
 log = logging.getLogger(__name__)
@@ -179,14 +178,9 @@ def train(cfg: DictConfig) -> dict:
                           eval_dataset=Dataset.from_dict({"idx": list(range(len(dev_records)))}),
                           data_collator=lambda feats: collate(feats, pad, width), callbacks=callbacks,
                           dev_records=dev_records, head_lr_scale=float(cfg.model.get("head_lr_scale", 1.0)))
-    checkpoint = resume_checkpoint(cfg, Path(args.output_dir))
-    if checkpoint:
-        log.info("resuming from %s", checkpoint)
-    train_result = trainer.train(resume_from_checkpoint=checkpoint)
-
-    # The best checkpoint's weights are loaded; evaluating again re-chooses its threshold on dev.
-    eval_metrics = trainer.evaluate()
-    metrics = {**train_result.metrics, **eval_metrics, "best_checkpoint": trainer.state.best_model_checkpoint,
+    # The best checkpoint is evaluated once more at the end, which re-chooses its threshold on dev.
+    train_metrics, eval_metrics = train_then_evaluate(trainer, cfg)
+    metrics = {**train_metrics, **eval_metrics, "best_checkpoint": trainer.state.best_model_checkpoint,
                "train_predicates": len(train_records), "dev_predicates": len(dev_records),
                "training_spans": dict(counts), "templates": len(c.templates), "sample_data": is_sample}
     best_dir = run_dir / "best"
