@@ -36,3 +36,12 @@ def straight_and_killed_runs(cmd_for, tmp_path, kill_at: str, done_file: str, en
     out = subprocess.run(cmd_for(killed), cwd=root, env=env, check=True, capture_output=True, text=True)
     assert "resuming from" in out.stderr + out.stdout
     return straight, killed
+
+
+def assert_same_weights(a: Path, b: Path, atol: float = 1e-6) -> None:
+    """Two model.safetensors files hold the same tensors (to `atol`)."""
+    import torch
+    from safetensors.torch import load_file
+
+    x, y = load_file(a), load_file(b)
+    assert x.keys() == y.keys() and all(torch.allclose(x[k], y[k], atol=atol) for k in x)

@@ -5,10 +5,8 @@ import sys
 from pathlib import Path
 
 import pytest
-import torch
-from safetensors.torch import load_file
 
-from parser_helpers import compose_cfg, straight_and_killed_runs
+from parser_helpers import assert_same_weights, compose_cfg, straight_and_killed_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ["+experiment=tiny", "paths.output_dir=/tmp/unused"]
@@ -51,9 +49,7 @@ def _cmd(run_dir, *extra):
 
 def test_sigkill_and_rerun_gives_the_same_result(tmp_path):
     straight, killed = straight_and_killed_runs(_cmd, tmp_path, "checkpoint-15", "all_results.json", timeout=120)
-    a = load_file(straight / "checkpoints" / "checkpoint-40" / "model.safetensors")
-    b = load_file(killed / "checkpoints" / "checkpoint-40" / "model.safetensors")
-    assert a.keys() == b.keys() and all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
+    assert_same_weights(*(d / "checkpoints" / "checkpoint-40" / "model.safetensors" for d in (straight, killed)))
     ra, rb = (json.loads((d / "all_results.json").read_text()) for d in (straight, killed))
     assert ra["eval_loss"] == pytest.approx(rb["eval_loss"], rel=1e-5)
     la = [h["loss"] for h in json.loads((straight / "checkpoints/checkpoint-40/trainer_state.json").read_text())["log_history"] if "loss" in h]

@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 import torch
 from hydra import compose, initialize_config_dir
-from safetensors.torch import load_file
 
 from models.predicates import (CONFIG_FILE, LABELS, VERB_FORMS_FILE, PredicateDetector, VerbForms, decide, owners,
                                word_pieces)
@@ -23,7 +22,7 @@ from train.predicate_trainer import TokenLabelCollator, masked_bce
 
 from conftest import real_data_dir
 from hub_server import run_hub_server, use_hub_endpoint
-from parser_helpers import straight_and_killed_runs
+from parser_helpers import assert_same_weights, straight_and_killed_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 CONF = ROOT / "conf"
@@ -317,8 +316,7 @@ def test_sigkill_and_rerun_gives_the_same_result(data_dir, processed_dir, tmp_pa
     (length-grouped batches over 8 epochs)."""
     straight, killed = straight_and_killed_runs(lambda run: _cmd(run, data_dir, processed_dir), tmp_path,
                                                 "checkpoint-3", "metrics.json")
-    a, b = (load_file(d / "checkpoint" / "model.safetensors") for d in (straight, killed))
-    assert a.keys() == b.keys() and all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
+    assert_same_weights(*(d / "checkpoint" / "model.safetensors" for d in (straight, killed)))
     ma, mb = (json.loads((d / "metrics.json").read_text()) for d in (straight, killed))
     assert mb["train"]["resumed_from"].endswith("checkpoint-3") and ma["train"]["resumed_from"] is None
     assert ma["train"]["steps"] == mb["train"]["steps"] == 40

@@ -7,9 +7,8 @@ from pathlib import Path
 
 import pytest
 import torch
-from safetensors.torch import load_file
 
-from parser_helpers import compose_cfg, straight_and_killed_runs
+from parser_helpers import assert_same_weights, compose_cfg, straight_and_killed_runs
 
 ROOT = Path(__file__).resolve().parents[1]
 TINY = ["+experiment=span_tiny", "paths.output_dir=/tmp/unused"]
@@ -150,9 +149,7 @@ def _cmd(run_dir):
 
 def test_sigkill_and_rerun_gives_the_same_result(tmp_path):
     straight, killed = straight_and_killed_runs(_cmd, tmp_path, "checkpoint-15", "all_results.json", timeout=120)
-    a = load_file(straight / "checkpoints" / "checkpoint-40" / "model.safetensors")
-    b = load_file(killed / "checkpoints" / "checkpoint-40" / "model.safetensors")
-    assert a.keys() == b.keys() and all(torch.allclose(a[k], b[k], atol=1e-6) for k in a)
+    assert_same_weights(*(d / "checkpoints" / "checkpoint-40" / "model.safetensors" for d in (straight, killed)))
     ra, rb = (json.loads((d / "dev_metrics.json").read_text()) for d in (straight, killed))
     assert ra["ua"] == rb["ua"] and ra["threshold"] == rb["threshold"]
 
