@@ -83,9 +83,9 @@ def test_bad_config_fails_before_training(tmp_path, override, error):
 
 
 def test_nan_loss_stops_with_the_step(tmp_path):
-    from train.seq2seq_trainer import NonFiniteLossError
+    from train.divergence import DivergenceError
 
-    with pytest.raises(NonFiniteLossError, match=r"at step \d+"):
+    with pytest.raises(DivergenceError, match=r"at step \d+"):
         run_train(tmp_path / "run", "trainer.args.learning_rate=1e30", "trainer.args.max_steps=30",
                   "+trainer.args.max_grad_norm=0")
 

@@ -296,11 +296,11 @@ def test_missing_inputs_fail_before_training(data_dir, processed_dir, tmp_path):
 
 
 def test_nan_loss_stops_with_the_step(data_dir, processed_dir, tmp_path):
-    from train.seq2seq_trainer import NonFiniteLossError
+    from train.divergence import DivergenceError
 
     cfg = _cfg(data_dir, processed_dir, "trainer.args.learning_rate=1e30", "trainer.args.max_grad_norm=0",
                "trainer.args.max_steps=20")
-    with pytest.raises(NonFiniteLossError, match=r"at step \d+"):
+    with pytest.raises(DivergenceError, match=r"at step \d+"):
         TP.train(cfg, tmp_path / "run")
 
 

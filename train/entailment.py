@@ -44,7 +44,8 @@ from models.model_paths import resolve_model_path
 from train.entailment_data import (PairDataset, best_chunk, collate_fn, dev_triples, group_folds,
                                    synthetic_triples)
 from train.entailment_model import build_model, fit, load_tokenizer, make_scorer, neural_scores
-from train.entailment_resume import STAGE_FILE, VOLATILE_KEYS, check_resume, mark_done, stage_done
+from train.entailment_resume import STAGE_FILE, VOLATILE_KEYS, forget_stages, mark_done, stage_done
+from train.run_guard import claim_run_dir
 from train.entailment_stacker import fit_stacker, load_neural_run
 from transformers import set_seed
 
@@ -55,7 +56,7 @@ __all__ = ["main", "train", "check_config", "run_neural", "pretrain_synthetic", 
            # re-exported from the modules beside this one
            "PairDataset", "best_chunk", "collate_fn", "dev_triples", "group_folds", "synthetic_triples",
            "build_model", "fit", "load_tokenizer", "make_scorer", "neural_scores",
-           "STAGE_FILE", "VOLATILE_KEYS", "check_resume", "fit_stacker", "load_neural_run"]
+           "STAGE_FILE", "VOLATILE_KEYS", "forget_stages", "fit_stacker", "load_neural_run"]
 
 
 # ---------------------------------------------------------------------------- config checks
@@ -260,8 +261,13 @@ def train(cfg: DictConfig, run_dir: str | Path | None = None) -> dict:
     """Train (CV + final model) and return the metrics dict also written to all_results.json."""
     check_config(cfg)
     run_dir = Path(run_dir or cfg.get("output_dir") or ".")
-    run_dir.mkdir(parents=True, exist_ok=True)
-    check_resume(cfg, run_dir)
+    with claim_run_dir(cfg, run_dir, "train.entailment", VOLATILE_KEYS, checkpoints=None):
+        if cfg.get("resume", "auto") in (None, False, "none"):
+            forget_stages(run_dir)
+        return _train(cfg, run_dir)
+
+
+def _train(cfg: DictConfig, run_dir: Path) -> dict:
     set_seed(cfg.seed)
     examples, skipped = read_consistency(hydra.utils.to_absolute_path(cfg.data.train_file), "dev")
     if cfg.data.get("limit"):

@@ -3,22 +3,20 @@
 One resume rule: the same command in the same run dir reuses every stage an earlier (killed) run
 finished (synthetic pre-training, each CV fold, the final model). A stage counts as finished only
 once its marker file is written, after everything else of it; each stage seeds itself, so a
-resumed run equals an uninterrupted one. A run dir holds the stages of one configuration only.
+resumed run equals an uninterrupted one. A run dir holds the stages of one configuration only:
+train/run_guard.py locks it and refuses another configuration (resume=none starts afresh).
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 from pathlib import Path
-
-from omegaconf import DictConfig, OmegaConf
 
 log = logging.getLogger(__name__)
 
 STAGE_FILE = "stage_done.json"
 # settings that do not change what a stage computes (where it is written, logged or pushed)
-VOLATILE_KEYS = ("output_dir", "logger", "hub")
+VOLATILE_KEYS = ("output_dir", "logger", "hub", "resume", "paths")
 
 
 def stage_done(folder: Path) -> dict | None:
@@ -34,14 +32,12 @@ def mark_done(folder: Path, info: dict) -> dict:
     return info
 
 
-def check_resume(cfg: DictConfig, run_dir: Path) -> None:
-    """Stages of a run dir are reused only by the same configuration: another one is an error."""
-    conf = {k: v for k, v in OmegaConf.to_container(cfg, resolve=True).items() if k not in VOLATILE_KEYS}
-    key = hashlib.sha256(json.dumps(conf, sort_keys=True, default=str).encode()).hexdigest()[:16]
-    path = run_dir / "resume_key.json"
-    if path.exists() and json.loads(path.read_text())["config"] != key:
-        raise ValueError(f"{run_dir} holds the stages of a train.entailment run with another configuration; "
-                         "use a new hydra.run.dir (or delete that one) to start over")
-    if path.exists():
-        log.info("resuming in %s: finished stages are reused", run_dir)
-    path.write_text(json.dumps({"config": key}))
+def forget_stages(run_dir: Path) -> int:
+    """Start afresh (resume=none): drop every stage marker, so each stage runs again and overwrites
+    its folder. Returns how many finished stages were dropped."""
+    markers = list(Path(run_dir).rglob(STAGE_FILE))
+    for m in markers:
+        m.unlink()
+    if markers:
+        log.warning("resume=none: %d finished stages in %s will run again", len(markers), run_dir)
+    return len(markers)

@@ -27,6 +27,8 @@ from models.parser import FORMAT_FILE, PARSER_FILE, QASemParser, decode_texts
 from models.qa_format import get_format, save_format
 from models.seq2seq import build_model, build_tokenizer, check_model_config, is_t5
 from common.data import load_train_dev, tokenize
+from train.divergence import divergence_callbacks
+from train.run_guard import claim_run_dir
 from train.runs import run_dir_of, train_then_evaluate
 from train.seq2seq_trainer import IndexedCollator, ParserTrainer, SaveFilesCallback, TimeBudgetCallback
 from common.tracking import init_wandb, log_records_table, prediction_rows
@@ -76,14 +78,27 @@ def training_arguments(cfg: DictConfig, run_dir: Path, generate: bool = True) ->
     return Seq2SeqTrainingArguments(**args)
 
 
-def train(cfg: DictConfig) -> dict:
-    if cfg.model.get("kind") == "span":  # the span-first family: same run directory, same rules
-        from train.span_parser import train as train_span
+# Settings that do not change what a run trains (where it writes, logs or pushes, its time budget):
+# a rerun may change them and still resume (train/run_guard.py).
+VOLATILE_KEYS = ("paths", "logger", "hub", "run_dir", "run_name", "resume", "max_train_minutes", "divergence",
+                 "trainer.args.per_device_eval_batch_size", "trainer.args.logging_steps",
+                 "trainer.args.dataloader_num_workers")
 
-        return train_span(cfg)
+
+def train(cfg: DictConfig) -> dict:
+    """Check the config, claim the run directory (lock, same configuration or resume=none), train."""
     check_config(cfg)
     run_dir = run_dir_of(cfg)
-    run_dir.mkdir(parents=True, exist_ok=True)
+    with claim_run_dir(cfg, run_dir, "train.parser", VOLATILE_KEYS):
+        if cfg.model.get("kind") == "span":  # the span-first family: same run directory, same rules
+            from train.span_parser import train as train_span
+
+            return train_span(cfg)
+        return train_seq2seq(cfg)
+
+
+def train_seq2seq(cfg: DictConfig) -> dict:
+    run_dir = run_dir_of(cfg)
     set_seed(int(cfg.seed))
     fmt = get_format(OmegaConf.to_container(cfg.format, resolve=True) if OmegaConf.is_config(cfg.format) else cfg.format)
 
@@ -121,7 +136,8 @@ def train(cfg: DictConfig) -> dict:
         out.update({f"decode_{k}": v for k, v in counts.items()})
         return out
 
-    callbacks = [SaveFilesCallback({FORMAT_FILE: fmt.to_json(), PARSER_FILE: json.dumps(parser_settings)})]
+    callbacks = [SaveFilesCallback({FORMAT_FILE: fmt.to_json(), PARSER_FILE: json.dumps(parser_settings)}),
+                 *divergence_callbacks(cfg)]
     if cfg.get("max_train_minutes"):
         callbacks.append(TimeBudgetCallback(float(cfg.max_train_minutes)))
     trainer = ParserTrainer(

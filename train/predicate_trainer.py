@@ -13,7 +13,7 @@ from transformers import DataCollatorWithPadding, Trainer, TrainingArguments
 from models.model_paths import resolve_model_path
 from models.predicates import LABELS
 from train.predicate_data import IGNORE
-from train.seq2seq_trainer import StopOnNonFiniteLoss
+from train.divergence import StopOnNonFiniteLoss
 
 
 def masked_bce(logits, labels):

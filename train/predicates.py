@@ -27,6 +27,8 @@ import hydra
 from omegaconf import DictConfig
 
 from models.predicates import LABELS, PredicateDetector
+from train.divergence import divergence_callbacks
+from train.run_guard import claim_run_dir
 from train.runs import resume_checkpoint, run_dir_of
 from train.predicate_data import build_verb_forms, check_inputs, encode_training, load_data
 from train.predicate_eval import choose_thresholds, evaluate, score
@@ -36,11 +38,15 @@ from train.seq2seq_trainer import TimeBudgetCallback
 log = logging.getLogger(__name__)
 
 
+# Settings a rerun may change and still resume (train/run_guard.py): where it writes or pushes, its time budget.
+VOLATILE_KEYS = ("paths", "hub", "output_dir", "resume", "max_train_minutes", "divergence",
+                 "trainer.args.per_device_eval_batch_size", "trainer.args.logging_steps",
+                 "trainer.args.dataloader_num_workers")
+
+
 def train(cfg: DictConfig, run_dir: str | Path | None = None) -> dict:
     """Check inputs, train (resuming when a checkpoint is there), choose the thresholds on dev, score
     test, save checkpoint/ and metrics.json (and push checkpoint/ with hub=push); returns the metrics."""
-    from transformers import set_seed
-
     from hydra.core.hydra_config import HydraConfig
 
     check_inputs(cfg)
@@ -48,6 +54,13 @@ def train(cfg: DictConfig, run_dir: str | Path | None = None) -> dict:
     if run_dir is None:
         raise ValueError("no run directory: pass run_dir, or set output_dir")
     run_dir = Path(run_dir)
+    with claim_run_dir(cfg, run_dir, "train.predicates", VOLATILE_KEYS):
+        return _train(cfg, run_dir)
+
+
+def _train(cfg: DictConfig, run_dir: Path) -> dict:
+    from transformers import set_seed
+
     data = load_data(cfg)
     verb_forms, table_stats = build_verb_forms(cfg, data.pop("bank_records"))
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -61,6 +74,7 @@ def train(cfg: DictConfig, run_dir: str | Path | None = None) -> dict:
     log.info("training on %d sentences (%d windows); dev %d, test %d sentences", len(data["train"]),
              len(train_ds), len(data["dev"]), len(data["test"]))
     callbacks = [TimeBudgetCallback(float(cfg.max_train_minutes))] if cfg.get("max_train_minutes") else []
+    callbacks += divergence_callbacks(cfg)
     trainer = PredicateTrainer(model=model, args=args, train_dataset=train_ds, eval_dataset=dev_ds,
                                processing_class=tokenizer, data_collator=TokenLabelCollator(tokenizer),
                                callbacks=callbacks)

@@ -1,12 +1,14 @@
 """What every trainer shares about its run directory: where it is, and the one resume rule
-(an explicit checkpoint path, else the last checkpoint in <run dir>/checkpoints)."""
+(an explicit checkpoint path, else the newest complete checkpoint in <run dir>/checkpoints).
+The directory's lock and configuration check are train/run_guard.py."""
 from __future__ import annotations
 
 import logging
 from pathlib import Path
 
 from omegaconf import DictConfig
-from transformers.trainer_utils import get_last_checkpoint
+
+from train.run_guard import last_complete_checkpoint
 
 log = logging.getLogger(__name__)
 
@@ -21,7 +23,7 @@ def run_dir_of(cfg: DictConfig) -> Path:
 
 
 def resume_checkpoint(cfg: DictConfig, output_dir: Path) -> str | None:
-    """One rule: an explicit checkpoint path, else the last checkpoint in the run dir."""
+    """One rule: an explicit checkpoint path, else the newest complete checkpoint in the run dir."""
     resume = cfg.get("resume", "auto")
     if resume in (None, False, "none"):
         return None
@@ -29,7 +31,7 @@ def resume_checkpoint(cfg: DictConfig, output_dir: Path) -> str | None:
         if not Path(resume).is_dir():
             raise FileNotFoundError(f"resume={resume}: no such checkpoint folder")
         return str(resume)
-    return get_last_checkpoint(str(output_dir)) if output_dir.is_dir() else None
+    return last_complete_checkpoint(Path(output_dir))
 
 
 def train_then_evaluate(trainer, cfg: DictConfig) -> tuple[dict, dict]:

@@ -1,9 +1,8 @@
 """The HF Seq2SeqTrainer with the parser's needs: answer-copy constrained generation during
-evaluation, a stop with the step number on a non-finite loss, and the text format saved into
+evaluation, a stop with the step number on divergence (train/divergence.py), and the text format saved into
 every checkpoint (so any checkpoint-N folder can be evaluated or published)."""
 from __future__ import annotations
 
-import math
 import time
 import warnings
 from pathlib import Path
@@ -12,6 +11,7 @@ import torch
 from transformers import DataCollatorForSeq2Seq, Seq2SeqTrainer, TrainerCallback
 
 from models.parser import QASemParser
+from train.divergence import StopOnNonFiniteLoss
 
 
 # EncoderDecoderModel.forward warns on every call that passes labels, unconditionally (a note on a
@@ -19,10 +19,6 @@ from models.parser import QASemParser
 # this run, so it is silenced here, by its exact text.
 warnings.filterwarnings("ignore", message="Version v4.12.0 introduces a better way to train encoder-decoder",
                         category=FutureWarning)
-
-
-class NonFiniteLossError(RuntimeError):
-    pass
 
 
 class IndexedCollator:
@@ -70,17 +66,6 @@ class TimeBudgetCallback(TrainerCallback):
             control.should_training_stop = True
             control.should_evaluate = control.should_save = True
         return control
-
-
-class StopOnNonFiniteLoss:
-    """Trainer mixin: stop with the step number when the training loss is not finite."""
-
-    def training_step(self, model, inputs, num_items_in_batch=None):
-        loss = super().training_step(model, inputs, num_items_in_batch)
-        if not math.isfinite(loss.item()):
-            raise NonFiniteLossError(f"non-finite training loss ({loss.item()}) at step {self.state.global_step + 1}; "
-                                     "stopping (for T5, use bf16 or fp32, never fp16)")
-        return loss
 
 
 class ParserTrainer(StopOnNonFiniteLoss, Seq2SeqTrainer):

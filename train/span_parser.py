@@ -27,7 +27,8 @@ from models.span_parser import (KIND, PARSER_FILE, Encoder, SpanParser, SpanPars
                                 collate, marker_tokens, prepare_tokenizer)
 from train.parser import training_arguments, write_run
 from train.runs import run_dir_of, train_then_evaluate
-from train.seq2seq_trainer import SaveFilesCallback, StopOnNonFiniteLoss, TimeBudgetCallback
+from train.divergence import StopOnNonFiniteLoss, divergence_callbacks
+from train.seq2seq_trainer import SaveFilesCallback, TimeBudgetCallback
 
 log = logging.getLogger(__name__)
 
@@ -154,7 +155,6 @@ class SpanTrainer(StopOnNonFiniteLoss, Trainer):
 def train(cfg: DictConfig) -> dict:
     check_span_config(cfg.model)
     run_dir = run_dir_of(cfg)
-    run_dir.mkdir(parents=True, exist_ok=True)
     set_seed(int(cfg.seed))
     train_records, dev_records, is_sample = load_train_dev(cfg)
 
@@ -169,7 +169,7 @@ def train(cfg: DictConfig) -> dict:
     wandb_run = init_wandb(cfg, "train-parser", str(run_dir), name=cfg.get("run_name")) \
         if int(os.environ.get("RANK", "0")) == 0 else None
     parser_json = json.dumps({"kind": KIND})
-    callbacks = [SaveFilesCallback({PARSER_FILE: parser_json})]
+    callbacks = [SaveFilesCallback({PARSER_FILE: parser_json}), *divergence_callbacks(cfg)]
     if cfg.get("max_train_minutes"):
         callbacks.append(TimeBudgetCallback(float(cfg.max_train_minutes)))
     pad, width = tokenizer.pad_token_id, c.max_span_width

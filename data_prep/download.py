@@ -1,0 +1,267 @@
+"""Fetch the raw releases that data_prep.build reads, from their official places, into paths.data_dir:
+
+    python -m data_prep.download [paths.data_dir=DIR] [sources=[qasrl-gs,qanom]]
+
+URLs, target paths and sha256 sums live in conf/download.yaml (`mirrors.*` or a release's `base_url`
+points it at a mirror). Bytes go to `<target>.part` first (a cut download resumes from there with an
+HTTP Range request), are checked, and only then os.replace'd onto the target: a half or unverified
+file never sits under its final name. Files with no published checksum are pinned at first download
+in DATA_DIR/.download-checksums.json and checked against it on later runs. Files already present with
+the right checksum are skipped, so a second run fetches nothing.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import shutil
+import sys
+import tarfile
+import time
+import zipfile
+from collections import Counter
+from contextlib import contextmanager
+from pathlib import Path
+
+import hydra
+import requests
+from omegaconf import DictConfig
+from tqdm import tqdm
+
+log = logging.getLogger(__name__)
+
+
+class DownloadError(RuntimeError):
+    """A file could not be fetched or failed its check; the message says what to do by hand."""
+
+
+class _AttemptFailed(Exception):
+    """One HTTP attempt failed; `retry` says whether another attempt may succeed."""
+
+    def __init__(self, reason: str, retry: bool):
+        super().__init__(reason)
+        self.retry = retry
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+class Checksums:
+    """The sha256 a file must have: the config's, else the one pinned in the lock file at first download."""
+
+    def __init__(self, lock_path: Path):
+        self.lock_path = lock_path
+        self.pinned = json.loads(lock_path.read_text()) if lock_path.exists() else {}
+
+    def expected(self, published: str | None, key: str) -> str | None:
+        return published or self.pinned.get(key)
+
+    def pin(self, key: str, digest: str) -> None:
+        if self.pinned.get(key) == digest:
+            return  # nothing new: leave a read-only data dir untouched
+        self.pinned[key] = digest
+        tmp = self.lock_path.with_name(self.lock_path.name + ".tmp")
+        tmp.write_text(json.dumps(self.pinned, indent=2, sort_keys=True) + "\n")
+        os.replace(tmp, self.lock_path)
+        log.info("%s: sha256 %s pinned in %s", key, digest, self.lock_path)
+
+
+def by_hand(url: str, dst: Path, expected: str | None, reason: str) -> str:
+    sha = f" (sha256 {expected})" if expected else ""
+    return (f"could not download {url}: {reason}\n"
+            f"  fetch it by hand and put it at {dst.resolve()}{sha}, then rerun python -m data_prep.download")
+
+
+def present_digest(path: Path, expected: str | None) -> str | None:
+    """The sha256 of a file already in place, or None when it is missing or wrong (then it is fetched again)."""
+    if not path.exists():
+        return None
+    digest = sha256_of(path)
+    if expected and digest != expected:
+        log.warning("%s: sha256 %s, expected %s: fetching it again", path, digest, expected)
+        return None
+    log.info("%s: present, sha256 %s, skipped", path, "ok" if expected else "not yet pinned")
+    return digest
+
+
+def install(tmp: Path, dst: Path, expected: str | None, what: str) -> str:
+    """Move a finished temp file onto dst if its sha256 is right; refuse (and delete it) otherwise."""
+    digest = sha256_of(tmp)
+    if expected and digest != expected:
+        tmp.unlink()  # a rerun starts clean rather than resuming bad bytes
+        raise DownloadError(f"{what}: sha256 {digest}, expected {expected}: refused, nothing written to "
+                            f"{dst.resolve()}")
+    os.replace(tmp, dst)  # same directory, so atomic: dst is either absent or whole and checked
+    return digest
+
+
+def get_once(url: str, part: Path, cfg: DictConfig) -> None:
+    """One HTTP attempt that appends to `part`, resuming from its size with a Range request."""
+    offset = part.stat().st_size if part.exists() else 0
+    # identity: byte offsets must count the file's bytes, not those of a gzip-encoded transfer
+    headers = {"Accept-Encoding": "identity", **({"Range": f"bytes={offset}-"} if offset else {})}
+    try:
+        with requests.get(url, headers=headers, stream=True, timeout=cfg.timeout_s) as r:
+            if r.status_code == 416 and offset:
+                return  # the .part already holds every byte; its checksum decides
+            if r.status_code >= 500 or r.status_code in (408, 429):
+                raise _AttemptFailed(f"HTTP {r.status_code} {r.reason}", retry=True)
+            if r.status_code not in (200, 206):
+                raise _AttemptFailed(f"HTTP {r.status_code} {r.reason}", retry=False)
+            if r.status_code == 200:
+                offset = 0  # a full body (the server ignored Range): start the file over
+            size = int(r.headers["Content-Length"]) + offset if "Content-Length" in r.headers else None
+            with open(part, "ab" if offset else "wb") as f, tqdm(
+                    total=size, initial=offset, unit="B", unit_scale=True, desc=part.name[:-len(".part")],
+                    disable=not cfg.progress, leave=False) as bar:
+                for chunk in r.iter_content(cfg.chunk_bytes):
+                    f.write(chunk)
+                    bar.update(len(chunk))
+    except requests.Timeout as e:
+        raise _AttemptFailed(f"timed out (no data for {cfg.timeout_s}s): {e}", retry=True) from None
+    except (requests.ConnectionError, requests.exceptions.ChunkedEncodingError) as e:
+        # a stalled body read surfaces as ConnectionError("... Read timed out")
+        raise _AttemptFailed(f"connection failed: {e}", retry=True) from None
+    except requests.RequestException as e:
+        raise _AttemptFailed(str(e), retry=False) from None
+    if size is not None and part.stat().st_size < size:
+        raise _AttemptFailed(f"connection closed after {part.stat().st_size} of {size} bytes", retry=True)
+
+
+def fetch(url: str, dst: Path, expected: str | None, cfg: DictConfig) -> str:
+    """Download url onto dst (retrying with exponential backoff, each try resuming); its sha256."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    part = dst.with_name(dst.name + ".part")
+    log.info("%s -> %s", url, dst)
+    for attempt in range(cfg.retries + 1):
+        try:
+            get_once(url, part, cfg)
+            break
+        except _AttemptFailed as e:
+            if not e.retry or attempt == cfg.retries:
+                tries = f" (after {attempt + 1} tries)" if attempt else ""
+                raise DownloadError(by_hand(url, dst, expected, f"{e}{tries}")) from None
+            wait = cfg.backoff_s * 2 ** attempt
+            log.warning("%s: %s; retry %d/%d in %.1fs", url, e, attempt + 1, cfg.retries, wait)
+            time.sleep(wait)
+    return install(part, dst, expected, url)
+
+
+@contextmanager
+def open_member(archive: Path, name: str):
+    """One member of a zip or tar, read by name: the archive's own paths never touch the disk."""
+    if zipfile.is_zipfile(archive):
+        with zipfile.ZipFile(archive) as z, z.open(name) as f:
+            yield f
+    else:
+        with tarfile.open(archive) as t:
+            f = t.extractfile(name)
+            if f is None:
+                raise KeyError(f"{name} is not a regular file")
+            yield f
+
+
+def extract(archive: Path, member: str, dst: Path, expected: str | None) -> str:
+    """Copy one archive member onto dst through a temp file in dst's directory; its sha256."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_name(dst.name + ".part")
+    with open_member(archive, member) as src, open(tmp, "wb") as out:
+        shutil.copyfileobj(src, out)
+    return install(tmp, dst, expected, f"{member} of {archive}")
+
+
+def fetch_file(url: str, entry: DictConfig, data_dir: Path, sums: Checksums, cfg: DictConfig) -> dict[str, str]:
+    expected = sums.expected(entry.sha256, entry.dst)
+    digest = present_digest(data_dir / entry.dst, expected)
+    status = "present"
+    if digest is None:
+        digest, status = fetch(url, data_dir / entry.dst, expected, cfg), "downloaded"
+    if not entry.sha256:
+        sums.pin(entry.dst, digest)
+    return {entry.dst: status}
+
+
+def fetch_archive(url: str, entry: DictConfig, data_dir: Path, sums: Checksums, cfg: DictConfig) -> dict[str, str]:
+    """Extract the archive's listed members that are missing or wrong; fetch the archive only if one is."""
+    status, todo = {}, []
+    for member in entry.members:
+        digest = present_digest(data_dir / member.dst, sums.expected(member.sha256, member.dst))
+        if digest is None:
+            todo.append(member)
+            continue
+        status[member.dst] = "present"
+        if not member.sha256:
+            sums.pin(member.dst, digest)
+    if not todo:
+        return status
+    archive = data_dir / entry.dst
+    expected = sums.expected(entry.sha256, entry.dst)
+    digest = present_digest(archive, expected) or fetch(url, archive, expected, cfg)
+    try:
+        new = {m.dst: extract(archive, m.src, data_dir / m.dst, sums.expected(m.sha256, m.dst)) for m in todo}
+    except (DownloadError, KeyError, OSError, EOFError, tarfile.TarError, zipfile.BadZipFile) as e:
+        if expected is None:  # unverified, perhaps truncated: a rerun fetches it again, not reuses it
+            archive.unlink(missing_ok=True)
+            note = f"deleted {archive}; a rerun fetches it again"
+        else:
+            note = f"{archive} has its expected sha256: check the member entries in conf/download.yaml"
+        raise DownloadError(f"{archive.name} from {url}: {e}\n  ({note})") from None
+    # pinned only after extraction worked, so a truncated archive is never taken as the reference
+    if not entry.sha256:
+        sums.pin(entry.dst, digest)
+    for member in todo:
+        if not member.sha256:
+            sums.pin(member.dst, new[member.dst])
+        status[member.dst] = "downloaded"
+    if not cfg.keep_archives:
+        archive.unlink()
+    return status
+
+
+def check_sources(cfg: DictConfig) -> None:
+    for source in cfg.sources:
+        if source in cfg.not_downloadable:
+            raise DownloadError(f"{source} is not downloadable: {cfg.not_downloadable[source]}")
+        if source not in cfg.releases:
+            raise DownloadError(f"unknown source {source!r}; known: {', '.join(cfg.releases)}")
+
+
+def download(cfg: DictConfig) -> dict[str, str]:
+    """Fetch every file of cfg.sources into cfg.paths.data_dir: {target path: 'downloaded' | 'present'}.
+    Stops at the first failure with a DownloadError."""
+    check_sources(cfg)
+    data_dir = Path(cfg.paths.data_dir)
+    data_dir.mkdir(parents=True, exist_ok=True)
+    sums = Checksums(data_dir / cfg.lock_file)
+    status = {}
+    for source in cfg.sources:
+        release = cfg.releases[source]
+        for entry in release.files:
+            url = f"{release.base_url}/{entry.src}"
+            get = fetch_archive if "members" in entry else fetch_file
+            status.update(get(url, entry, data_dir, sums, cfg))
+    return status
+
+
+@hydra.main(version_base="1.3", config_path="../conf", config_name="download")
+def main(cfg: DictConfig) -> None:
+    try:
+        status = download(cfg)
+    except DownloadError as e:
+        # the message is the whole story: no traceback
+        print(f"error: {e}\n  (stopped there; every URL and target is in conf/download.yaml, and "
+              "sources=[...] fetches some releases alone)", file=sys.stderr)
+        sys.exit(1)
+    counts = Counter(status.values())
+    print(f"{counts['downloaded']} files downloaded, {counts['present']} already present with the right "
+          f"sha256 (skipped), in {Path(cfg.paths.data_dir).resolve()}")
+
+
+if __name__ == "__main__":
+    main()
