@@ -31,7 +31,13 @@ def resolve_processed_dir(paths_cfg, names: list[str], use_sample: bool = False)
         return processed, False
     data_dir = Path(paths_cfg.data_dir)
     if all((data_dir / m).is_dir() for m in RELEASE_MARKERS):
-        from data_prep.build import build
+        from data_prep.build import RAW_INPUTS, build
+
+        for n in names:  # before the build: name the raw file a processed one needs, and the fix
+            if n in RAW_INPUTS and not (data_dir / RAW_INPUTS[n]).exists():
+                raise FileNotFoundError(
+                    f"data file {n}.jsonl is built from {(data_dir / RAW_INPUTS[n]).resolve()}, which is missing. "
+                    f"Fetch it: python -m data_prep.download paths.data_dir={data_dir} (or put the file there by hand)")
 
         log.info("building processed records from %s into %s", data_dir, processed)
         build(data_dir, processed)
@@ -43,13 +49,15 @@ def resolve_processed_dir(paths_cfg, names: list[str], use_sample: bool = False)
     if str(paths_cfg.data_dir) == DEFAULT_DATA_DIR:  # nothing configured: fall back, loudly
         log.warning("!" * 78)
         log.warning("NO DATA: %s holds no QA-SRL/QANom releases. Training on the tiny hand-written "
-                    "sample in %s. THE RESULT MEANS NOTHING. Set paths.data_dir=DIR or QASEM_DATA_DIR.",
+                    "sample in %s. THE RESULT MEANS NOTHING. Set paths.data_dir=DIR or QASEM_DATA_DIR "
+                    "(python -m data_prep.download fetches the releases).",
                     data_dir.resolve(), SAMPLE_DIR)
         log.warning("!" * 78)
         return SAMPLE_DIR, True
     what = "does not exist" if not data_dir.exists() else f"holds none of the releases {RELEASE_MARKERS}"
     raise FileNotFoundError(f"data directory {data_dir.resolve()} (paths.data_dir) {what}, and the processed "
-                            f"records {names} are not in {processed.resolve()} (paths.processed_dir)")
+                            f"records {names} are not in {processed.resolve()} (paths.processed_dir). Fetch the "
+                            f"releases: python -m data_prep.download paths.data_dir={data_dir}")
 
 
 def load_train_dev(cfg) -> tuple[list[dict], list[dict], bool]:

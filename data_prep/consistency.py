@@ -32,7 +32,7 @@ import unicodedata
 from functools import partial
 from pathlib import Path
 
-from data_prep.records import DataFormatError, SkipCounter
+from data_prep.records import DataFormatError, SkipCounter, check_not_cut, text_lines
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +111,7 @@ def read_row(line: str, where: str) -> dict:
     try:
         row = json.loads(line)
     except json.JSONDecodeError as e:
+        check_not_cut(line, where)
         raise DataFormatError(f"{where}: not valid JSON ({e.msg})") from None
     if not isinstance(row, dict) or "qas" not in row or "summary" not in row or "source" not in row:
         raise DataFormatError(f"{where}: expected an object with 'source', 'summary' and 'qas'")
@@ -234,31 +235,30 @@ def read_consistency(path: str | Path, split: str) -> tuple[list[dict], SkipCoun
     skipped.warnings = SkipCounter()
     examples: list[dict] = []
     seen_ids: set[str] = set()
-    with path.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            row = read_row(line, where)
+    for lineno, line in text_lines(path):
+        if not line.strip():
+            continue
+        where = f"{path}:{lineno}"
+        row = read_row(line, where)
+        try:
+            premise, summary, offsets, qas = _response_parts(row)
+        except Skipped as e:
+            skipped.skip(e.reason, where)
+            continue
+        rid = response_id(row)
+        if rid in seen_ids:
+            skipped.warnings.skip("duplicate_response_id", where)
+            rid = f"{rid}#L{lineno}"
+        seen_ids.add(rid)
+        response = {"response_id": rid, "group_id": group_id(row), "dataset": row.get("dataset"),
+                    "split": split, "premise_tokens": premise, "summary_tokens": summary,
+                    "offsets": offsets, "model": row.get("model")}
+        for qi, qa in enumerate(qas):
+            qwhere = f"{where} qa {qa.get('qa_id', qi) if isinstance(qa, dict) else qi}"
             try:
-                premise, summary, offsets, qas = _response_parts(row)
+                examples.append(_qa_example(qa, qi, response, warn=partial(skipped.warnings.skip, where=qwhere)))
             except Skipped as e:
-                skipped.skip(e.reason, where)
-                continue
-            rid = response_id(row)
-            if rid in seen_ids:
-                skipped.warnings.skip("duplicate_response_id", where)
-                rid = f"{rid}#L{lineno}"
-            seen_ids.add(rid)
-            response = {"response_id": rid, "group_id": group_id(row), "dataset": row.get("dataset"),
-                        "split": split, "premise_tokens": premise, "summary_tokens": summary,
-                        "offsets": offsets, "model": row.get("model")}
-            for qi, qa in enumerate(qas):
-                qwhere = f"{where} qa {qa.get('qa_id', qi) if isinstance(qa, dict) else qi}"
-                try:
-                    examples.append(_qa_example(qa, qi, response, warn=partial(skipped.warnings.skip, where=qwhere)))
-                except Skipped as e:
-                    skipped.skip(e.reason, qwhere)
+                skipped.skip(e.reason, qwhere)
     if skipped:
         log.warning("%s: skipped %s", path, dict(skipped))
     if skipped.warnings:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import csv
 from pathlib import Path
 
-from data_prep.records import EMPTY_SLOT, SLOT_NAMES, DataFormatError, SkipCounter, span_text
+from data_prep.records import EMPTY_SLOT, SLOT_NAMES, DataFormatError, SkipCounter, span_problem, span_text
 
 MULTI_SEP = "~!~"
 
@@ -24,6 +24,9 @@ def read_csv_rows(path: str | Path, required: tuple[str, ...]):
             raise DataFormatError(f"{path}: missing column(s) {missing}; header is {reader.fieldnames}")
         for row in reader:
             yield reader.line_num, row
+    except UnicodeDecodeError as e:
+        raise DataFormatError(f"{path}: not valid UTF-8 at or after line {reader.line_num + 1} ({e.reason}, byte "
+                              f"{e.object[e.start:e.end]!r})") from None
     finally:
         f.close()
 
@@ -44,8 +47,9 @@ def parse_answers(row: dict, tokens: list[str], where: str, skipped: SkipCounter
         except ValueError:
             skipped.skip("unparsable_answer_range", f"{where} ({rng!r})")
             return None
-        if not 0 <= start < end <= len(tokens):
-            skipped.skip("span_outside_sentence", f"{where} ([{start}, {end}) in {len(tokens)} tokens)")
+        problem = span_problem(start, end, len(tokens))
+        if problem:
+            skipped.skip(problem, f"{where} ([{start}, {end}) in {len(tokens)} tokens)")
             continue
         if text is not None and _norm(text) != _norm(span_text(tokens, (start, end))):
             if _encoding_glitch(text, span_text(tokens, (start, end))):

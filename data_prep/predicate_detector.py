@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from data_prep.records import DataFormatError, SkipCounter
+from data_prep.records import DataFormatError, SkipCounter, text_lines
 
 LABELS = ("O", "True", "False")
 
@@ -29,18 +29,17 @@ def read_predicate_detector(path: str | Path, split: str):
                                   "split": split})
         tokens, labels, bad = [], [], None
 
-    with path.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            line = line.rstrip("\n")
-            if not line.strip():
-                flush()
-                continue
-            parts = line.rsplit(" ", 1)
-            if len(parts) != 2 or parts[1] not in LABELS or not parts[0]:
-                bad = bad or f"{path}:{lineno} ({line!r})"
-                tokens.append(line)
-                continue
-            tokens.append(parts[0])
-            labels.append(parts[1])
+    for lineno, line in text_lines(path):
+        line = line.rstrip("\n")
+        if not line.strip():
+            flush()
+            continue
+        parts = line.rsplit(" ", 1)
+        if len(parts) != 2 or parts[1] not in LABELS or not parts[0]:
+            bad = bad or f"{path}:{lineno} ({line!r})"
+            tokens.append(line)
+            continue
+        tokens.append(parts[0])
+        labels.append(parts[1])
     flush()
     return sentences, skipped

@@ -10,12 +10,12 @@ Judgment aggregation (the Bank has ~3 crowd judgments per question):
 """
 from __future__ import annotations
 
-import gzip
 import json
 from collections import Counter
 from pathlib import Path
 
-from data_prep.records import EMPTY_SLOT, SLOT_NAMES, DataFormatError, SkipCounter, span_text
+from data_prep.records import (EMPTY_SLOT, SLOT_NAMES, DataFormatError, SkipCounter, check_not_cut, span_problem,
+                                span_text, text_lines)
 
 INFLECTIONS = ("stem", "presentSingular3rd", "presentParticiple", "past", "pastParticiple")
 MIN_VALID = 2
@@ -40,32 +40,29 @@ def fill_verb_slot(abstract: str, forms: dict) -> str:
     return " ".join(forms.get(w, w) if w in INFLECTIONS else w for w in abstract.split())
 
 
-def _open(path: Path):
-    return gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else path.open(encoding="utf-8")
-
-
 def read_qasrl_bank(path: str | Path, split: str, source: str = "qasrl-bank"):
     """Returns (records, skipped, n_sentences)."""
     path = Path(path)
     if not path.exists():
         raise DataFormatError(f"{path}: QA-SRL Bank file not found")
     records, skipped, n_sent = [], SkipCounter(), 0
-    with _open(path) as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            where = f"{path}:{lineno}"
-            try:
-                sent = json.loads(line)
-                sid, tokens, entries = sent["sentenceId"], sent["sentenceTokens"], sent["verbEntries"]
-            except (json.JSONDecodeError, KeyError, TypeError) as e:
-                skipped.skip("malformed_sentence", f"{where} ({type(e).__name__}: {e})")
-                continue
-            n_sent += 1
-            for key in sorted(entries, key=int):
-                rec = _verb_record(entries[key], sid, tokens, split, source, f"{where} verb {key}", skipped)
-                if rec is not None:
-                    records.append(rec)
+    for lineno, line in text_lines(path):
+        if not line.strip():
+            continue
+        where = f"{path}:{lineno}"
+        try:
+            sent = json.loads(line)
+            sid, tokens, entries = sent["sentenceId"], sent["sentenceTokens"], sent["verbEntries"]
+        except (json.JSONDecodeError, KeyError, TypeError) as e:
+            if isinstance(e, json.JSONDecodeError):
+                check_not_cut(line, where)
+            skipped.skip("malformed_sentence", f"{where} ({type(e).__name__}: {e})")
+            continue
+        n_sent += 1
+        for key in sorted(entries, key=int):
+            rec = _verb_record(entries[key], sid, tokens, split, source, f"{where} verb {key}", skipped)
+            if rec is not None:
+                records.append(rec)
     return records, skipped, n_sent
 
 
@@ -85,8 +82,9 @@ def _verb_record(entry: dict, sid: str, tokens: list[str], split: str, source: s
         if answers is None:
             skipped.skip("invalid_question", f"{where} {question!r}")
             continue
-        if any(not 0 <= s < e <= len(tokens) for s, e in answers):
-            skipped.skip("span_outside_sentence", f"{where} {question!r}")
+        problem = next((p for s, e in answers if (p := span_problem(s, e, len(tokens)))), None)
+        if problem:
+            skipped.skip(problem, f"{where} {question!r}")
             continue
         raw = label.get("questionSlots", {})
         slots = {k: raw.get(k, EMPTY_SLOT) or EMPTY_SLOT for k in SLOT_NAMES}

@@ -13,7 +13,9 @@ Every reader turns its release into these dicts; everything downstream sees only
 """
 from __future__ import annotations
 
+import gzip
 import json
+import zlib
 from collections import Counter
 from pathlib import Path
 from typing import Iterable, Iterator
@@ -49,6 +51,49 @@ class SkipCounter(Counter):
         self.examples.setdefault(reason, [])
         if len(self.examples[reason]) < 3:
             self.examples[reason].append(where)
+
+
+def text_lines(path: str | Path) -> Iterator[tuple[int, str]]:
+    """(line number, line) of a UTF-8 text file, gzipped when it ends in .gz. Every read error
+    names the file and line: invalid UTF-8, a gzip stream that ends early (a cut download), a file
+    that is not gzip at all."""
+    path = Path(path)
+    if not path.exists():
+        raise DataFormatError(f"{path}: file not found")
+    opener = gzip.open if path.suffix == ".gz" else open
+    lineno = 0
+    try:
+        with opener(path, "rt", encoding="utf-8") as f:
+            for lineno, line in enumerate(f, 1):
+                yield lineno, line
+    except UnicodeDecodeError as e:
+        # decoding runs a block ahead of the lines read: the bad byte is at or after this line
+        raise DataFormatError(f"{path}: not valid UTF-8 at or after line {lineno + 1} ({e.reason}, byte "
+                              f"{e.object[e.start:e.end]!r})") from None
+    except EOFError:
+        raise DataFormatError(f"{path}: the gzip stream ends early, after line {lineno}: the file is truncated "
+                              "(a cut download?); fetch it again (python -m data_prep.download)") from None
+    except (gzip.BadGzipFile, zlib.error) as e:
+        raise DataFormatError(f"{path}: not a valid gzip file ({e}), after line {lineno}") from None
+
+
+def check_not_cut(line: str, where: str) -> None:
+    """A last line without its newline that does not parse is a file cut mid-record: fail, since
+    everything after the cut is missing, not just this record."""
+    if not line.endswith("\n"):
+        raise DataFormatError(f"{where}: the file ends in the middle of a record: it is truncated (a cut or "
+                              "partial copy?); fetch it again (python -m data_prep.download)")
+
+
+def span_problem(start: int, end: int, n_tokens: int) -> str | None:
+    """Why [start, end) is not a span of an n-token sentence (a skip reason), or None."""
+    if start < 0:
+        return "negative_span_start"
+    if end <= start:
+        return "span_end_not_after_start"
+    if end > n_tokens:
+        return "span_outside_sentence"
+    return None
 
 
 def document_id(sentence_id: str) -> str:
@@ -103,11 +148,10 @@ def read_jsonl(path: str | Path) -> Iterator[dict]:
     path = Path(path)
     if not path.exists():
         raise FileNotFoundError(f"{path}: no such file")
-    with path.open(encoding="utf-8") as f:
-        for lineno, line in enumerate(f, 1):
-            if not line.strip():
-                continue
-            try:
-                yield json.loads(line)
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{path}:{lineno}: not valid JSON ({e.msg})") from None
+    for lineno, line in text_lines(path):
+        if not line.strip():
+            continue
+        try:
+            yield json.loads(line)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"{path}:{lineno}: not valid JSON ({e.msg})") from None

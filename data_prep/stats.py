@@ -11,6 +11,7 @@ def record_stats(records: list[dict], n_sentences: int | None, skipped) -> dict:
         "questions": sum(len({qa["question"] for qa in r["qas"]}) for r in records),
         "skipped": dict(sorted(skipped.items())),
         "kept_after_repair": dict(sorted(getattr(skipped, "kept", {}).items())),
+        "skip_examples": getattr(skipped, "examples", {}),  # the first few file:line of each reason
     }
 
 

@@ -15,6 +15,8 @@ from pathlib import Path
 import hydra
 from omegaconf import DictConfig
 
+from models.consistency_input import pair_problems
+
 log = logging.getLogger(__name__)
 
 
@@ -24,12 +26,13 @@ class InputError(ValueError):
 
 def read_pairs(cfg: DictConfig) -> list[dict]:
     """The pairs to score, from `pairs` (JSONL) or from `reference` + `generated` (text files).
-    A JSONL line that is not an object with reference and generated is an error naming the line."""
+    A JSONL line that is not an object with reference and generated, or whose fields have the
+    wrong types or indices outside their sentence, is an error naming the line."""
     if cfg.get("pairs"):
         path = Path(cfg.pairs)
         if not path.exists():
             raise InputError(f"pairs file {path} not found")
-        pairs = []
+        pairs, bad = [], []
         for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
             if not line.strip():
                 continue
@@ -41,6 +44,9 @@ def read_pairs(cfg: DictConfig) -> list[dict]:
                 raise InputError(f"{path}:{lineno}: expected an object with 'reference' and 'generated'")
             obj.setdefault("id", f"{path.stem}:{lineno}")
             pairs.append(obj)
+            bad += [f"{path}:{lineno}: {p}" for p in pair_problems(obj)]
+        if bad:  # all of them at once, before any model loads
+            raise InputError(f"{len(bad)} problem(s) in {path}; nothing was scored:\n  " + "\n  ".join(bad[:50]))
         return pairs
     if cfg.get("reference") and cfg.get("generated"):
         texts = {}
@@ -49,7 +55,10 @@ def read_pairs(cfg: DictConfig) -> list[dict]:
             if not path.exists():
                 raise InputError(f"{key} file {path} not found")
             texts[key] = path.read_text(encoding="utf-8")
-        return [{"id": Path(cfg.generated).stem, **texts}]
+        pair = {"id": Path(cfg.generated).stem, **texts}
+        if pair_problems(pair):
+            raise InputError("; ".join(pair_problems(pair)))
+        return [pair]
     raise InputError("give pairs=PAIRS.jsonl, or reference=FILE and generated=FILE")
 
 
@@ -92,9 +101,15 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="eval_consistency")
 def main(cfg: DictConfig) -> None:
+    import sys
+
     from hydra.core.hydra_config import HydraConfig
 
-    run(cfg, Path(HydraConfig.get().runtime.output_dir))
+    try:
+        run(cfg, Path(HydraConfig.get().runtime.output_dir))
+    except InputError as e:  # names the file and line: a traceback adds nothing
+        log.error("%s", e)
+        sys.exit(1)
 
 
 if __name__ == "__main__":

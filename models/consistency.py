@@ -16,6 +16,7 @@ import logging
 from dataclasses import dataclass
 from typing import Sequence
 
+from models.consistency_input import invalid_report, pair_problems
 from models.text import as_sentences, as_tokens, script_warnings
 
 log = logging.getLogger(__name__)
@@ -99,7 +100,16 @@ class ConsistencyPipeline:
     def run(self, pairs: Sequence[dict], batched: bool = True) -> list[dict]:
         """pairs: {"id"?, "reference": str | tokens, "generated": str | tokens | [sentence tokens],
         "predicates"?: per sentence [{predicate_index, verb_form?, predicate_type?}],
-        "qas"?: [{sentence, predicate_index, question, answer_span [s, e)} ...]} -> reports."""
+        "qas"?: [{sentence, predicate_index, question, answer_span [s, e)} ...]} -> reports, in order.
+        A pair that is not valid (models/consistency_input.py) gets the status invalid_input; the
+        others are scored."""
+        problems = [pair_problems(p) for p in pairs]
+        ids = [str(p.get("id", f"pair-{i}")) if isinstance(p, dict) and isinstance(p.get("id", ""), (str, int))
+               else f"pair-{i}" for i, p in enumerate(pairs)]
+        done = iter(self._run([dict(p, id=i) for p, i, bad in zip(pairs, ids, problems) if not bad], batched))
+        return [invalid_report(i, bad, self.threshold) if bad else next(done) for i, bad in zip(ids, problems)]
+
+    def _run(self, pairs: Sequence[dict], batched: bool) -> list[dict]:
         reports, to_detect = [], []
         for i, pair in enumerate(pairs):
             rep = self._start_report(i, pair)

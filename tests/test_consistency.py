@@ -129,12 +129,65 @@ def test_given_predicates_and_given_qas_skip_those_stages():
     pipe.parser = None  # the benchmark's own QAs: no detector, no parser
     (rep,) = pipe.run([{"reference": REFERENCE, "generated": [toks],
                         "qas": [{"sentence": 0, "predicate_index": 1, "question": "who arrested someone?",
-                                 "answer_span": [2, 4]}, {"sentence": 3, "predicate_index": 0,
-                                                          "question": "?", "answer_span": [0, 1]}]}])
+                                 "answer_span": [2, 4]}]}])
     assert [(q["answer"], q["supported"]) for q in rep["sentences"][0]["predicates"][0]["qas"]] == [("a man", True)]
-    assert any("sentence 3 does not exist" in m for m in rep["messages"])
     with pytest.raises(ValueError, match="no predicate detector"):
         pipe.run([{"reference": REFERENCE, "generated": GENERATED}])
+
+
+TOKS = GENERATED.split()[:7]  # "Police arrested a man in Cork ."
+
+
+def _qa(**kw):
+    return {"sentence": 0, "predicate_index": 1, "question": "who arrested someone?", "answer_span": [2, 4], **kw}
+
+
+@pytest.mark.parametrize("pair,problem", [
+    ({"reference": REFERENCE, "generated": 12345}, "'generated' must be a string"),
+    ({"reference": None, "generated": GENERATED}, "'reference' must be a string"),
+    ({"reference": REFERENCE, "generated": [TOKS], "qas": [_qa(predicate_index=99)]},
+     "qas[0]: predicate_index 99 is outside the sentence (tokens 0..6)"),
+    ({"reference": REFERENCE, "generated": [TOKS], "qas": [_qa(predicate_index=-1)]},
+     "predicate_index -1 is outside the sentence"),
+    ({"reference": REFERENCE, "generated": [TOKS], "qas": [_qa(answer_span=[6, 3])]},
+     "answer_span [6, 3] is not a span of sentence 0 (7 tokens)"),
+    ({"reference": REFERENCE, "generated": [TOKS], "qas": [_qa(answer_span=[5, 9])]}, "answer_span [5, 9] is not a span"),
+    ({"reference": REFERENCE, "generated": [TOKS], "qas": [_qa(sentence=3)]}, "sentence 3 does not exist"),
+    ({"reference": REFERENCE, "generated": [TOKS], "qas": "who?"}, "'qas' must be a list"),
+    ({"reference": REFERENCE, "generated": [TOKS], "predicates": [[{"predicate_index": 7}]]},
+     "predicates[0][0]: predicate_index 7 is outside the sentence"),
+    ({"reference": REFERENCE, "generated": [TOKS], "predicates": [[{"predicate_index": "1"}]]}, "is not an integer"),
+])
+def test_an_invalid_pair_gets_invalid_input_and_the_others_are_scored(pair, problem):
+    pipe, _ = pipeline()
+    good = {"reference": REFERENCE, "generated": [TOKS], "qas": [_qa()]}
+    first, bad, last = pipe.run([good, {**pair, "id": "bad"}, good])
+    assert bad["status"] == "invalid_input" and bad["score"] is None and bad["id"] == "bad"
+    assert any(problem in m for m in bad["messages"]), bad["messages"]
+    assert first["status"] == last["status"] == "ok" and first["score"] == last["score"] == 1.0
+
+
+def test_the_cli_refuses_bad_pairs_by_file_and_line_before_any_model_loads(tmp_path, monkeypatch):
+    import models.consistency
+    from evaluation.consistency import InputError, run
+    from parser_helpers import compose_cfg
+
+    def no_model(*a, **k):
+        raise AssertionError("a model was loaded")
+
+    monkeypatch.setattr(models.consistency.ConsistencyPipeline, "from_pretrained", no_model)
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text("\n".join(json.dumps(p) for p in [
+        {"reference": REFERENCE, "generated": [TOKS], "qas": [_qa()]},
+        {"reference": REFERENCE, "generated": 12345},
+        {"reference": REFERENCE, "generated": [TOKS], "qas": [_qa(predicate_index=99, answer_span=[6, 3])]}]) + "\n")
+    cfg = compose_cfg("eval_consistency", ["parser=P", "entailment=E", f"pairs={pairs}"])
+    with pytest.raises(InputError) as err:
+        run(cfg, tmp_path / "out")
+    msg = str(err.value)
+    assert "3 problem(s)" in msg and f"{pairs}:2: 'generated' must be" in msg
+    assert f"{pairs}:3: qas[0]: predicate_index 99" in msg and f"{pairs}:3: qas[0]: answer_span [6, 3]" in msg
+    assert not (tmp_path / "out").exists()
 
 
 def test_a_long_reference_is_chunked_by_the_scorer_and_reported():
