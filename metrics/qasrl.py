@@ -159,19 +159,35 @@ def evaluate_predicate(gold_qas: Sequence[dict], sys_qas: Sequence[dict],
     la = Counts(la_tp, len(sys_spans) - la_tp, len(gold_spans) - la_tp)
 
     # Role alignment as in the reference's align_by_argument: every occurrence of a matched sys
-    # span (in whichever sys QA) aligns its QA with the gold QA of the matched gold span.
-    gold_of_span = {sys_spans[i]: gold_owner[j] for i, j in matches}
+    # span (in whichever sys QA) aligns its QA with the gold QA of the matched gold span. The
+    # reference keys roles by value, so QAs repeated word for word are one role: each QA stands
+    # for the first QA identical to it.
+    sys_same, gold_same = _first_identical(sys_qas), _first_identical(gold_qas)
+    gold_of_span = {sys_spans[i]: gold_same[gold_owner[j]] for i, j in matches}
     sys_to_gold: dict[int, set[int]] = defaultdict(set)
     gold_to_sys: dict[int, set[int]] = defaultdict(set)
     for span, q in zip(sys_spans, sys_owner):
         if span in gold_of_span:
-            sys_to_gold[q].add(gold_of_span[span])
-            gold_to_sys[gold_of_span[span]].add(q)
-    role_tp = sum(1 for g in range(len(gold_qas)) if len(gold_to_sys[g]) == 1)
-    role = Counts(role_tp,
-                  sum(1 for s in range(len(sys_qas)) if len(sys_to_gold[s]) != 1),
-                  len(gold_qas) - role_tp)
+            sys_to_gold[sys_same[q]].add(gold_of_span[span])
+            gold_to_sys[gold_of_span[span]].add(sys_same[q])
+    gold_ids, sys_ids = set(gold_same), set(sys_same)
+    role_tp = sum(1 for g in gold_ids if len(gold_to_sys[g]) == 1)
+    role = Counts(role_tp, sum(1 for s in sys_ids if len(sys_to_gold[s]) != 1), len(gold_ids) - role_tp)
     return {"ua": ua, "la": la, "role": role}
+
+
+def _first_identical(qas: Sequence[dict]) -> list[int]:
+    """For each QA, the index of the first QA equal to it word for word (question, slots, voice,
+    negation, answers): the reference's roles are values, so repeats are one role."""
+    first: dict = {}
+    out = []
+    for k, qa in enumerate(qas):
+        slots = qa.get("slots") or {}
+        key = (qa.get("question"), tuple(sorted((str(a), str(b)) for a, b in slots.items())),
+               bool(qa.get("is_passive")), bool(qa.get("is_negated")),
+               tuple(tuple(int(x) for x in a) for a in qa.get("answers") or []))
+        out.append(first.setdefault(key, k))
+    return out
 
 
 # ----------------------------------------------------------------------------- records

@@ -195,6 +195,37 @@ def test_role_metric_follows_reference_alignment():
     assert res["role"].__dict__ == {"tp": 1, "fp": 1, "fn": 1}
 
 
+def test_a_qa_repeated_word_for_word_is_one_role_as_in_the_reference():
+    """The reference keys roles by value: identical QAs are one role, on either side."""
+    gold_qas = [qa((0, 2)), qa((5, 7), wh="who")]
+    once = evaluate_predicate(gold_qas, [qa((0, 2)), qa((5, 7), wh="who")])
+    twice = evaluate_predicate(gold_qas, [qa((0, 2)), qa((0, 2)), qa((5, 7), wh="who")])
+    assert once["role"].__dict__ == twice["role"].__dict__ == {"tp": 2, "fp": 0, "fn": 0}
+    assert counts(twice["ua"].__dict__) == (2, 1, 0)  # UA still counts the repeated span, as the reference does
+    gold_twice = evaluate_predicate(gold_qas + [qa((5, 7), wh="who")], [qa((0, 2)), qa((5, 7), wh="who")])
+    assert gold_twice["role"].__dict__ == {"tp": 2, "fp": 0, "fn": 0}
+    # the same question with another (here unmatched) answer is another role: a false positive
+    other = evaluate_predicate(gold_qas, [qa((0, 2)), qa((0, 3)), qa((5, 7), wh="who")])
+    assert other["role"].__dict__ == {"tp": 2, "fp": 1, "fn": 0}
+
+
+def test_repeated_qas_on_real_gs_test_leave_role_counts_unchanged(processed_dir):
+    """GS test with every third QA repeated: role TP / FP / FN equal those of the plain copy
+    (they did not before: 4,191 vs the reference's 4,521 on the issue's perturbed set)."""
+    import copy
+
+    from data_prep.records import read_jsonl
+
+    gold = list(read_jsonl(processed_dir / "qasrl-gs.test.jsonl"))
+    pred = copy.deepcopy(gold)
+    for rec in pred:
+        for qa_ in list(rec["qas"])[::3]:
+            rec["qas"].append(copy.deepcopy(qa_))
+    assert sum(len(r["qas"]) for r in pred) - sum(len(r["qas"]) for r in gold) > 2000
+    plain, repeated = evaluate_records(gold, gold), evaluate_records(gold, pred)
+    assert counts(repeated["role"]) == counts(plain["role"]) and plain["role"]["fp"] == 0
+
+
 @pytest.mark.parametrize("question, slot_values, passive, role", [
     ("Who saw something?", dict(wh="who", obj="something"), False, "R0"),
     ("What did someone see?", dict(wh="what", aux="did", subj="someone", verb="see"), False, "R1"),
