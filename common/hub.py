@@ -65,3 +65,34 @@ def push_folder(folder: str | Path, repo_id: str, *, private: bool = True,
     url = getattr(info, "commit_url", None) or str(info)
     log.info("Pushed %s to %s (%s)", folder, repo_id, url)
     return url
+
+
+def add_results(repo_id: str, results: list[dict], files: dict[str, str], *, commit_message: str,
+                token: str | None = None) -> str | None:
+    """Add eval results (the `results` shape of write_model_card) to the model-index of a pushed
+    checkpoint's card, and `files` ({path in repo: text}, e.g. the test metrics), in one commit.
+    Returns the commit URL, or None on failure (logged; nothing local is touched)."""
+    from huggingface_hub import CommitOperationAdd
+
+    api = HfApi(endpoint=os.environ.get("HF_ENDPOINT"), token=token or None)
+    try:
+        card = ModelCard.load(repo_id, token=token or None)
+        old = [r for r in (card.data.eval_results or [])
+               if not any(r.dataset_split == n["dataset_split"] and r.dataset_name == n["dataset_name"]
+                          and r.metric_type == n["metric_type"] for n in results)]
+        card.data.eval_results = old + [
+            EvalResult(task_type=r["task_type"], dataset_type=r["dataset_type"], dataset_name=r["dataset_name"],
+                       dataset_split=r.get("dataset_split"), metric_type=r["metric_type"],
+                       metric_name=r.get("metric_name"), metric_value=round(float(r["value"]), 4)) for r in results]
+        rows = "\n".join(f"| {r['dataset_name']} | {r.get('dataset_split', '')} | {r.get('metric_name', r['metric_type'])} "
+                         f"| {100 * float(r['value']):.1f} |" for r in results)
+        card.text += f"\n## {commit_message}\n\n| dataset | split | metric | value (%) |\n|---|---|---|---|\n{rows}\n"
+        ops = [CommitOperationAdd("README.md", str(card).encode())]
+        ops += [CommitOperationAdd(path, text.encode()) for path, text in files.items()]
+        info = api.create_commit(repo_id=repo_id, operations=ops, commit_message=commit_message)
+    except Exception as e:  # network, auth, a repo without a card: report, keep the local results
+        log.error("Adding results to %s failed (%s: %s); the local metrics are kept", repo_id, type(e).__name__, e)
+        return None
+    url = getattr(info, "commit_url", None) or str(info)
+    log.info("Added %d results to %s (%s)", len(results), repo_id, url)
+    return url

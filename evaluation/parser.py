@@ -62,6 +62,8 @@ def evaluate(cfg: DictConfig, run_dir: Path) -> dict:
                "split": cfg.split,
                "protocol": cfg.protocol, "sample_data": is_sample}
     (run_dir / "metrics.json").write_text(json.dumps(results, indent=2))
+    if cfg.get("hub") and cfg.hub.get("push"):
+        results["hub_url"] = push_results(cfg, results)
     print(metrics_table({k: v for k, v in results.items() if isinstance(v, dict)},
                         title=f"{cfg.checkpoint} on {cfg.split} ({cfg.protocol} protocol)"))
 
@@ -78,6 +80,24 @@ def evaluate(cfg: DictConfig, run_dir: Path) -> dict:
                                                                    "predicted", "gold"])
         run.finish()
     return results
+
+
+def push_results(cfg: DictConfig, results: dict) -> str | None:
+    """Add these test figures (UA / LA F1 per set) to the model card of the Hub repo `hub.repo_id`
+    (where train.parser pushed the checkpoint), with the whole metrics.json as test_metrics.json."""
+    from common.hub import add_results
+    from common.secrets import mask_overrides, task_overrides
+
+    names = {"qasrl-gs": "QA-SRL GS", "qanom": "QANom", "sample": "shipped sample"}
+    # dataset_type per set: the card's model-index groups results by type and split, not by name
+    rows = [{"task_type": "text2text-generation", "dataset_type": s, "dataset_name": names.get(s, s),
+             "dataset_split": cfg.split, "metric_type": f"{kind}_f1_{cfg.protocol}",
+             "metric_name": f"{kind.upper()} F1 ({cfg.protocol} protocol)", "value": results[s][kind]["f1"]}
+            for s in results if s in names for kind in ("ua", "la")]
+    command = "python -m evaluation.parser " + " ".join(mask_overrides(task_overrides()))
+    return add_results(cfg.hub.repo_id, rows, {f"{cfg.split}_metrics.{cfg.protocol}.json": json.dumps(results, indent=2),
+                                               f"{cfg.split}_command.txt": command + "\n"},
+                       commit_message=f"{cfg.split} results ({cfg.protocol} protocol)", token=cfg.hub.get("token"))
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="eval_parser")

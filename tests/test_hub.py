@@ -241,3 +241,32 @@ def test_parser_publish_pushes_the_card_of_the_run(hub, checkpoint):
     assert meta["base_model"] == "t5-small"
     assert set(meta["tags"]) >= {"qasrl", "qanom", "qasem"}
     assert "qa_format.json" in readme
+
+
+def test_evaluation_adds_its_test_figures_to_the_pushed_card(hub, tmp_path):
+    """The runbook's last step: evaluation.parser hub=push adds the test UA / LA F1 to the card
+    train.parser pushed (dev results kept), with metrics.json, in one commit."""
+    import json
+
+    from parser_helpers import compose_cfg
+    from evaluation.parser import evaluate
+    from train.parser import train
+
+    endpoint, store = hub
+    repo_id = "user/qasem-parser-e2e"
+    run = tmp_path / "run"
+    train(compose_cfg("train_parser", ["+experiment=tiny", f"run_dir={run}", "hub=push", f"hub.repo_id={repo_id}"]))
+    assert "dev" in store.files(repo_id)["README.md"].decode()
+    cfg = compose_cfg("eval_parser", [f"checkpoint={repo_id}", "split=dev", "paths.data_dir=data/raw",
+                                      "paths.processed_dir=/nonexistent", "hub=push", f"hub.repo_id={repo_id}",
+                                      "+hub.token=hf_SECRETTOKEN123"])
+    results = evaluate(cfg, tmp_path / "eval")
+    head = store.commits(repo_id)[-1]
+    assert results["hub_url"] == f"{endpoint}/{repo_id}/commit/{head.oid}" and head.summary == "dev results (qanom protocol)"
+    remote = store.files(repo_id)
+    assert json.loads(remote["dev_metrics.qanom.json"])["sample"]["ua"]["f1"] == results["sample"]["ua"]["f1"]
+    meta = front_matter(remote["README.md"].decode())
+    metrics = {(r["dataset"]["name"], m["type"]) for r in meta["model-index"][0]["results"] for m in r["metrics"]}
+    assert {("QA-SRL GS + QANom dev", "ua_f1"), ("shipped sample", "ua_f1_qanom"), ("shipped sample", "la_f1_qanom")} <= metrics
+    assert b"hf_SECRETTOKEN123" not in b"".join(remote.values())
+    assert "hf_SECRETTOKEN123" not in remote["dev_command.txt"].decode()
