@@ -1,0 +1,134 @@
+"""Find self-contradictions, fact by fact:
+
+    python -m evaluation.contradiction parser=P detector=DET entailment=E contradiction=R/contradiction pairs=FILE hydra.run.dir=D
+    python -m evaluation.contradiction parser=P detector=DET entailment=E contradiction=R/contradiction a=A.txt b=B.txt hydra.run.dir=D
+
+pairs: ChatProtect-style JSONL ({id, prefix, orig, alt, label?}). a / b: two texts (two samples for
+one prompt): every sentence of a is paired with every sentence of b that shares a predicate.
+Writes D/predictions.jsonl (per pair: id, status, p_contradiction, decision, the conflicting QA
+pairs with their spans), D/metrics.json when the pairs have labels ({precision, recall, f1, n,
+positives, threshold}, plus the baselines, statuses and pairs/s), and D/report.html.
+A pair without a score (empty sentence, no predicate, non-Latin script) has p_contradiction null
+and counts as "no contradiction found" in the metrics.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import sys
+import time
+from pathlib import Path
+
+import hydra
+import numpy as np
+from omegaconf import DictConfig
+
+from data_prep.chatprotect import read_pairs
+from data_prep.records import DataFormatError
+from metrics.contradiction import binary_prf
+
+log = logging.getLogger(__name__)
+
+# The published ChatGPT detector (chain of thought, 10 votes) on the 1,401 test pairs.
+CHATGPT_PUBLISHED = {"precision": 0.842, "recall": 0.832, "f1": 0.837}
+
+
+def read_input(cfg: DictConfig) -> tuple[list[dict] | None, tuple[str, str] | None]:
+    """(pairs, None) for pairs=FILE, (None, (text a, text b)) for a=FILE b=FILE; checked before any model loads."""
+    if cfg.get("pairs"):
+        return read_pairs(hydra.utils.to_absolute_path(cfg.pairs)), None
+    if cfg.get("a") and cfg.get("b"):
+        texts = []
+        for key in ("a", "b"):
+            path = Path(hydra.utils.to_absolute_path(cfg[key]))
+            if not path.exists():
+                raise DataFormatError(f"{key}={path}: file not found")
+            texts.append(path.read_text(encoding="utf-8"))
+        return None, (texts[0], texts[1])
+    raise DataFormatError("give pairs=FILE.jsonl, or a=FILE and b=FILE")
+
+
+def sentence_pairs(text_a: str, text_b: str, detector, parser, scorer) -> list[dict]:
+    """Analysed rows for every sentence of a against every sentence of b sharing a predicate."""
+    from models.contradiction import analyse_pair
+    from models.qa_alignment import extract_qas, predicates_of
+    from models.text import tokenize_sentences
+
+    sa, sb = tokenize_sentences(text_a), tokenize_sentences(text_b)
+    qas = extract_qas(sa + sb, detector, parser)
+    qa, qb = qas[:len(sa)], qas[len(sa):]
+    rows = []
+    for i, ta in enumerate(sa):
+        for j, tb in enumerate(sb):
+            if predicates_of(qa[i]) & predicates_of(qb[j]):
+                rows.append(analyse_pair(f"a{i}-b{j}", ta, tb, [w for s in sa[:i] for w in s], qa[i], qb[j], scorer))
+    return rows
+
+
+def prediction(row: dict, p: float | None, threshold: float) -> dict:
+    out = {"id": row["id"], "status": row["status"], "p_contradiction": p,
+           "decision": None if p is None else bool(p >= threshold),
+           "a": " ".join(row["a_tokens"]), "b": " ".join(row["b_tokens"]),
+           "conflicts": row.get("conflicts", []) if p is not None and p >= threshold else [],
+           "messages": row["messages"]}
+    if p is not None and p < threshold:
+        out["differences"] = row.get("conflicts", [])  # aligned answers that differ, not judged a conflict
+    return out
+
+
+def run(cfg: DictConfig, run_dir: Path) -> dict:
+    from models.contradiction import ContradictionModel, analyse_pairs
+    from train.contradiction import entailment_only, load_models
+
+    pairs, texts = read_input(cfg)
+    model = ContradictionModel.load(hydra.utils.to_absolute_path(cfg.contradiction))
+    threshold = float(cfg.threshold) if cfg.get("threshold") is not None else model.threshold
+    detector, parser, scorer = load_models(cfg)
+    start = time.perf_counter()
+    rows = analyse_pairs(pairs, detector, parser, scorer) if pairs is not None else sentence_pairs(*texts, detector, parser, scorer)
+    probs = model.probabilities(rows)
+    seconds = time.perf_counter() - start
+    preds = [prediction(r, p, threshold) for r, p in zip(rows, probs)]
+    run_dir.mkdir(parents=True, exist_ok=True)
+    with (run_dir / "predictions.jsonl").open("w", encoding="utf-8") as f:
+        for p in preds:
+            f.write(json.dumps(p, ensure_ascii=False) + "\n")
+    statuses = {s: sum(p["status"] == s for p in preds) for s in sorted({p["status"] for p in preds})}
+    summary = {"pairs": len(preds), "statuses": statuses, "flagged": sum(bool(p["decision"]) for p in preds),
+               "pairs_per_second": len(preds) / seconds if seconds else None, "threshold": threshold}
+    if pairs is not None and all(p["label"] is not None for p in pairs):
+        labels = np.array([p["label"] for p in pairs])
+        decided = np.array([bool(p["decision"]) for p in preds])
+        ent = [entailment_only(r) for r in rows]
+        t_ent = model.info.get("entailment_only_threshold", 0.5)
+        summary = {**binary_prf(labels, decided), "threshold": threshold, **summary,
+                   "baselines": {
+                       "always_contradiction": binary_prf(labels, np.ones(len(labels), bool)),
+                       "lexical_numbers_differ": binary_prf(labels, [r["status"] == "ok" and r["features"]["sentence_numbers_differ"] > 0 for r in rows]),
+                       "entailment_only": {**binary_prf(labels, [e is not None and e >= t_ent for e in ent]), "threshold": t_ent},
+                       "chatgpt_published": CHATGPT_PUBLISHED}}
+        log.info("contradiction P %.3f / R %.3f / F1 %.3f on %d pairs (%d positives); %.1f pairs/s",
+                 summary["precision"], summary["recall"], summary["f1"], summary["n"], summary["positives"],
+                 summary["pairs_per_second"])
+    (run_dir / "metrics.json").write_text(json.dumps(summary, indent=1))
+    if cfg.get("html", True):
+        from evaluation.contradiction_html import write_page
+
+        write_page(preds, run_dir / "report.html")
+    log.info("wrote %s (%d pairs, %d flagged, statuses %s)", run_dir, len(preds), summary["flagged"], statuses)
+    return summary
+
+
+@hydra.main(version_base="1.3", config_path="../conf", config_name="eval_contradiction")
+def main(cfg: DictConfig) -> None:
+    from hydra.core.hydra_config import HydraConfig
+
+    try:
+        run(cfg, Path(HydraConfig.get().runtime.output_dir))
+    except DataFormatError as e:  # names the file and line: a traceback adds nothing
+        log.error("%s", e)
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,162 @@
+"""Self-contradiction at the level of facts: two sentences a model wrote in one context -> the QAs
+of each (predicate detector + parser) -> the QAs they share a predicate and role on
+(models/qa_alignment.py) -> features -> P(contradiction) from a small logistic regression, and the
+conflicting QA pairs that explain it.
+
+A pair where either sentence is empty, has no predicate, or is not in a Latin script gets a status
+and `p_contradiction: None`: counted, never dropped.
+"""
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Sequence
+
+import numpy as np
+
+from models.qa_alignment import _numbers, align, entailment_both_ways, extract_qas, numbers_conflict, predicates_of
+from models.text import as_tokens, script_warnings
+
+FORMAT_FILE = "contradiction.json"
+# Features of a pair (all in [0, 1] or small counts); the model and the ablations pick among them.
+FEATURES = ("aligned", "shared_predicates", "aligned_numbers_differ", "aligned_names_differ", "aligned_disjoint",
+            "anchored_numbers_differ", "anchored_names_differ", "anchored_disjoint", "event_differs",
+            "numbers_differ_same_event",
+            "aligned_all_same", "aligned_min_support", "min_support_ab", "min_support_ba", "mean_support",
+            "sentence_numbers_differ", "sentence_jaccard", "negation_differs")
+
+
+def pair_features(tok_a, tok_b, qas_a, qas_b, aligned, sup_a, sup_b) -> dict:
+    """The feature dict of one analysed pair (see FEATURES)."""
+    na, nb = _numbers(tok_a), _numbers(tok_b)
+    ca = {t.lower() for t in tok_a if t.isalnum()}
+    cb = {t.lower() for t in tok_b if t.isalnum()}
+    neg = lambda toks: sum(t.lower() in ("not", "n't", "never", "no") for t in toks)  # noqa: E731
+    al_support = [min(sup_a[x["a"]], sup_b[x["b"]]) for x in aligned]
+    anchored = anchored_conflicts(aligned)
+    # the core object of a shared verb differs ("became minister" / "became chancellor"): two events,
+    # so their dates or counts may differ without a contradiction
+    event_differs = any(x["role"] in ("R1", "R2") and x["relation"] == "disjoint" and not x["numbers_differ"]
+                        for x in aligned)
+    numbers = numbers_conflict(na, nb)
+    return {
+        "event_differs": float(event_differs),
+        "numbers_differ_same_event": float(numbers and not event_differs),
+        "anchored_numbers_differ": float(any(x["numbers_differ"] for x in anchored)),
+        "anchored_names_differ": float(any(x["names_differ"] for x in anchored)),
+        "anchored_disjoint": float(any(x["relation"] == "disjoint" for x in anchored)),
+        "aligned": math.log1p(len(aligned)),
+        "shared_predicates": math.log1p(len(predicates_of(qas_a) & predicates_of(qas_b))),
+        "aligned_numbers_differ": float(any(x["numbers_differ"] for x in aligned)),
+        "aligned_names_differ": float(any(x["names_differ"] for x in aligned)),
+        "aligned_disjoint": float(any(x["relation"] == "disjoint" for x in aligned)),
+        "aligned_all_same": float(bool(aligned) and all(x["relation"] == "same" for x in aligned)),
+        "aligned_min_support": min(al_support, default=1.0),
+        "min_support_ab": min(sup_a, default=1.0),
+        "min_support_ba": min(sup_b, default=1.0),
+        "mean_support": float(np.mean(sup_a + sup_b)) if sup_a + sup_b else 1.0,
+        "sentence_numbers_differ": float(numbers),
+        "sentence_jaccard": len(ca & cb) / len(ca | cb) if ca | cb else 1.0,
+        "negation_differs": float(any(x["negation_differs"] for x in aligned) or neg(tok_a) != neg(tok_b)),
+    }
+
+
+def anchored_conflicts(aligned: list[dict]) -> list[dict]:
+    """Aligned QA pairs whose answers differ, on a predicate where another role agrees (same or
+    overlapping answer, or a pronoun): the two sentences state the same event and disagree on one
+    of its arguments ("succeeded by Laschet" / "succeeded by Kramp-Karrenbauer", both of "she"),
+    rather than two events of one verb ("became minister in 1991" / "became chancellor in 2005")."""
+    agree: dict[str, set[str]] = {}
+    for x in aligned:
+        if x["relation"] in ("same", "overlap", "pronoun"):
+            agree.setdefault(x["predicate"], set()).add(x["role"])
+    return [x for x in aligned if x["relation"] == "disjoint" and agree.get(x["predicate"], set()) - {x["role"]}]
+
+
+def conflicts(aligned, qas_a, qas_b, sup_a, sup_b) -> list[dict]:
+    """The aligned QA pairs whose answers differ, most suspicious first (numbers or names that
+    differ, then disjoint answers, then the lower support)."""
+    rows = []
+    for x in aligned:
+        if x["relation"] in ("same", "pronoun"):
+            continue
+        qa, qb = qas_a[x["a"]], qas_b[x["b"]]
+        rows.append({"predicate": x["predicate"], "role": x["role"], "relation": x["relation"],
+                     "numbers_differ": x["numbers_differ"], "names_differ": x["names_differ"],
+                     "a": {"question": qa["question"], "answer": qa["answer"], "span": qa["answer_span"],
+                           "support": sup_a[x["a"]]},
+                     "b": {"question": qb["question"], "answer": qb["answer"], "span": qb["answer_span"],
+                           "support": sup_b[x["b"]]}})
+    rows.sort(key=lambda r: (-(r["numbers_differ"] or r["names_differ"]), r["relation"] != "disjoint",
+                             min(r["a"]["support"], r["b"]["support"])))
+    return rows
+
+
+def analyse_pairs(pairs: Sequence[dict], detector, parser, scorer) -> list[dict]:
+    """Per pair {id, a, b, prefix?}: tokens, QAs of both sentences (batched over all pairs), their
+    alignment, supports, features, conflicts and a status."""
+    toks = [(as_tokens(p["a"]), as_tokens(p["b"]), as_tokens(p.get("prefix") or "")) for p in pairs]
+    qas = extract_qas([t for a, b, _ in toks for t in (a, b)], detector, parser)
+    return [analyse_pair(p["id"], ta, tb, ctx, qas[2 * i], qas[2 * i + 1], scorer)
+            for i, (p, (ta, tb, ctx)) in enumerate(zip(pairs, toks))]
+
+
+def analyse_pair(pair_id: str, ta: list[str], tb: list[str], ctx: list[str], qa: list[dict], qb: list[dict],
+                 scorer) -> dict:
+    """One pair of tokenized sentences and their QAs -> the analysed row (status ok, or why not)."""
+    row = {"id": pair_id, "a_tokens": ta, "b_tokens": tb, "qas_a": qa, "qas_b": qb, "status": "ok", "messages": []}
+    notes = script_warnings(ta + tb)
+    if not ta or not tb:
+        row["status"], row["messages"] = "empty_sentence", ["a sentence is empty"]
+    elif notes:
+        row["status"], row["messages"] = "non_english", notes
+    elif not qa or not qb:
+        row["status"] = "no_predicate"
+        row["messages"] = [f"sentence {'a' if not qa else 'b'} has no QA (no predicate found or parsed)"]
+    if row["status"] != "ok":
+        return row
+    aligned = align(qa, qb, ta, tb)
+    sup_a, sup_b = entailment_both_ways(scorer, qa, qb, ta, tb, ctx)
+    row.update(aligned=aligned, support_a=sup_a, support_b=sup_b,
+               features=pair_features(ta, tb, qa, qb, aligned, sup_a, sup_b),
+               conflicts=conflicts(aligned, qa, qb, sup_a, sup_b))
+    return row
+
+
+class ContradictionModel:
+    """Standardised logistic regression over named features, with a decision threshold; saved as
+    JSON (contradiction.json) so loading needs no pickle."""
+
+    def __init__(self, features, coef, intercept, mean, std, threshold=0.5, info=None):
+        self.features, self.threshold, self.info = list(features), float(threshold), dict(info or {})
+        self.coef, self.intercept = np.asarray(coef, float), float(intercept)
+        self.mean, self.std = np.asarray(mean, float), np.asarray(std, float)
+
+    def probabilities(self, rows: Sequence[dict]) -> list[float | None]:
+        """P(contradiction) of analysed pairs; None for a pair whose status is not ok."""
+        out = []
+        for r in rows:
+            if r["status"] != "ok":
+                out.append(None)
+                continue
+            x = (np.array([r["features"][f] for f in self.features]) - self.mean) / self.std
+            out.append(float(1 / (1 + math.exp(-(x @ self.coef + self.intercept)))))
+        return out
+
+    def save(self, folder: str | Path) -> Path:
+        folder = Path(folder)
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / FORMAT_FILE).write_text(json.dumps({
+            "features": self.features, "coef": self.coef.tolist(), "intercept": self.intercept,
+            "mean": self.mean.tolist(), "std": self.std.tolist(), "threshold": self.threshold, "info": self.info},
+            indent=1))
+        return folder
+
+    @classmethod
+    def load(cls, folder: str | Path) -> "ContradictionModel":
+        path = Path(folder) / FORMAT_FILE
+        if not path.exists():
+            raise FileNotFoundError(f"{folder}: not a contradiction checkpoint (no {FORMAT_FILE}); "
+                                    "train one with python -m train.contradiction")
+        return cls(**json.loads(path.read_text()))
