@@ -77,13 +77,12 @@ def prediction(row: dict, p: float | None, threshold: float) -> dict:
 
 
 def run(cfg: DictConfig, run_dir: Path) -> dict:
-    from models.contradiction import ContradictionModel, analyse_pairs
-    from train.contradiction import entailment_only, load_models
+    from models.contradiction import ContradictionModel, analyse_pairs, entailment_only, load_components
 
     pairs, texts = read_input(cfg)
     model = ContradictionModel.load(hydra.utils.to_absolute_path(cfg.contradiction))
     threshold = float(cfg.threshold) if cfg.get("threshold") is not None else model.threshold
-    detector, parser, scorer = load_models(cfg)
+    detector, parser, scorer = load_components(cfg.parser, cfg.detector, cfg.entailment, int(cfg.batch_size))
     start = time.perf_counter()
     rows = analyse_pairs(pairs, detector, parser, scorer) if pairs is not None else sentence_pairs(*texts, detector, parser, scorer)
     probs = model.probabilities(rows)

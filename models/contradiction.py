@@ -124,6 +124,23 @@ def analyse_pair(pair_id: str, ta: list[str], tb: list[str], ctx: list[str], qa:
     return row
 
 
+def load_components(parser: str, detector: str, entailment: str, batch_size: int = 32):
+    """(detector, parser, entailment scorer) from their checkpoints (folders or Hub ids)."""
+    from models.entailment import load_scorer
+    from models.parser import load_parser
+    from models.predicates import PredicateDetector
+
+    return (PredicateDetector.from_pretrained(detector, batch_size=batch_size),
+            load_parser(parser, batch_size=batch_size), load_scorer(entailment, batch_size=batch_size))
+
+
+def entailment_only(row: dict) -> float | None:
+    """The entailment-classifier baseline: 1 - the lower mean P(supported) of the two directions."""
+    if row["status"] != "ok":
+        return None
+    return 1.0 - min(float(np.mean(row["support_a"])), float(np.mean(row["support_b"])))
+
+
 class ContradictionModel:
     """Standardised logistic regression over named features, with a decision threshold; saved as
     JSON (contradiction.json) so loading needs no pickle."""

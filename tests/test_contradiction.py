@@ -127,9 +127,11 @@ def _pairs_file(path: Path) -> Path:
 
 @pytest.fixture()
 def scripted(monkeypatch):
+    import models.contradiction as mc
     import train.contradiction as tc
 
-    monkeypatch.setattr(tc, "load_models", lambda cfg: MODELS)
+    for module in (mc, tc):
+        monkeypatch.setattr(module, "load_components", lambda *a, **k: MODELS)
 
 
 def test_train_then_evaluate_end_to_end(tmp_path, scripted):

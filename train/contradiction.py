@@ -22,7 +22,7 @@ from sklearn.model_selection import StratifiedGroupKFold
 
 from data_prep.chatprotect import read_pairs
 from metrics.contradiction import best_threshold, binary_prf
-from models.contradiction import FEATURES, ContradictionModel, analyse_pairs
+from models.contradiction import FEATURES, ContradictionModel, analyse_pairs, entailment_only, load_components
 
 log = logging.getLogger(__name__)
 
@@ -38,17 +38,6 @@ FEATURE_SETS = {
     "numbers": ("sentence_numbers_differ", "aligned_numbers_differ", "anchored_numbers_differ", "event_differs",
                 "numbers_differ_same_event", "sentence_jaccard"),
 }
-
-
-def load_models(cfg: DictConfig):
-    """(detector, parser, entailment scorer) from their checkpoints (folders or Hub ids)."""
-    from models.entailment import load_scorer
-    from models.parser import load_parser
-    from models.predicates import PredicateDetector
-
-    return (PredicateDetector.from_pretrained(cfg.detector, batch_size=int(cfg.batch_size)),
-            load_parser(cfg.parser, batch_size=int(cfg.batch_size)),
-            load_scorer(cfg.entailment, batch_size=int(cfg.batch_size)))
 
 
 def fit(rows: list[dict], labels: np.ndarray, features, C: float) -> ContradictionModel:
@@ -67,20 +56,13 @@ def out_of_fold(rows, labels, groups, features, C, folds: int, seed: int) -> np.
     return oof
 
 
-def entailment_only(row: dict) -> float | None:
-    """The baseline: 1 - the lower mean P(supported) of the two directions."""
-    if row["status"] != "ok":
-        return None
-    return 1.0 - min(float(np.mean(row["support_a"])), float(np.mean(row["support_b"])))
-
-
 def train(cfg: DictConfig, run_dir: Path) -> dict:
     pairs = read_pairs(hydra.utils.to_absolute_path(cfg.data.train_file))  # bad lines stop here, before any model
     if cfg.data.get("limit"):
         pairs = pairs[: int(cfg.data.limit)]
     if any(p["label"] is None for p in pairs):
         raise ValueError(f"{cfg.data.train_file}: every training pair needs a label")
-    rows = analyse_pairs(pairs, *load_models(cfg))
+    rows = analyse_pairs(pairs, *load_components(cfg.parser, cfg.detector, cfg.entailment, int(cfg.batch_size)))
     ok = [i for i, r in enumerate(rows) if r["status"] == "ok"]
     labels = np.array([pairs[i]["label"] for i in ok])
     groups = [pairs[i]["group"] for i in ok]
