@@ -29,8 +29,10 @@ sentence instead of being highlighted.
 """
 from __future__ import annotations
 
-import html
 from pathlib import Path
+
+from evaluation.html_page import document, nest_spans, write
+from evaluation.html_page import esc as _e, num as _num, pct as _pct, valid_span as _valid_span
 
 DEFAULT_TITLE = "Factual-consistency report"
 
@@ -98,19 +100,6 @@ PREDICATE_NOTES = {
 }
 
 
-def _e(x) -> str:
-    """Escape any value as HTML text or attribute content (quotes included)."""
-    return html.escape("" if x is None else str(x), quote=True)
-
-
-def _pct(score) -> str:
-    return "n/a" if score is None else f"{100 * float(score):.1f}%"
-
-
-def _num(score) -> str:
-    return "–" if score is None else f"{float(score):.2f}"
-
-
 def _unsupported_list(report: dict) -> list[dict]:
     """The report's `unsupported` entries; derived from the QAs when the list is absent."""
     if report.get("unsupported") is not None:
@@ -127,75 +116,27 @@ def _unsupported_list(report: dict) -> list[dict]:
     return out
 
 
-def _valid_span(span, n_tokens: int):
-    try:
-        s, e = int(span[0]), int(span[1])
-    except (TypeError, ValueError, IndexError, KeyError):
-        return None
-    return (s, e) if 0 <= s < e <= n_tokens else None
-
-
 def _render_tokens(tokens: list[str], sent_idx, predicates: set[int], spans: list[dict]) -> str:
     """The sentence's tokens, one space apart, with the unsupported spans as (possibly nested,
-    possibly fragmented) elements. spans: [{id, start, end, question, score}], all valid.
-
-    Spans open in order of start, longer first (so an enclosing span is the outer element).
-    At a token where spans end, every span still open above one that ends there crosses it: it
-    is closed and reopened as a new fragment after the separating space."""
-    order = sorted(range(len(spans)), key=lambda k: (spans[k]["start"], -spans[k]["end"], k))
-    starts: dict[int, list[int]] = {}
-    for k in order:
-        starts.setdefault(spans[k]["start"], []).append(k)
-    parts: list = []
-    frags: list[dict] = []  # {k, part: index of its open tag in parts, start, end, depth}
-    stack: list[dict] = []  # open fragments, outermost first
-    split: set[int] = set()
-
-    def open_(k: int, at: int) -> None:
-        f = {"k": k, "part": len(parts), "start": at, "end": None, "depth": len(stack)}
-        parts.append(None)  # the open tag, written at the end once we know whether k is split
-        frags.append(f)
-        stack.append(f)
-
-    def close_top(at: int) -> int:
-        f = stack.pop()
-        f["end"] = at
-        parts.append("</span>")
-        return f["k"]
-
-    for i, tok in enumerate(tokens):
-        reopen: list[int] = []
-        while any(spans[f["k"]]["end"] == i for f in stack):
-            if spans[stack[-1]["k"]]["end"] == i:
-                close_top(i)
-            else:
-                k = close_top(i)
-                split.add(k)
-                reopen.insert(0, k)
-        if i:
-            parts.append(" ")
-        for k in reopen + starts.get(i, []):
-            open_(k, i)
+    possibly fragmented) elements (evaluation/html_spans.py). spans: [{id, start, end, question, score}], all valid."""
+    def token(i: int, tok: str) -> str:
         cls = "tok predicate" if i in predicates else "tok"
-        parts.append(f'<span class="{cls}" data-sentence="{_e(sent_idx)}" data-index="{i}">{_e(tok)}</span>')
-    while stack:
-        close_top(len(tokens))
+        return f'<span class="{cls}" data-sentence="{_e(sent_idx)}" data-index="{i}">{_e(tok)}</span>'
 
-    seen: set[int] = set()
-    for f in frags:
-        k, sp = f["k"], spans[f["k"]]
+    def open_tag(k: int, f: dict) -> str:
+        sp = spans[k]
         title = f"unsupported: {sp['question'] or ''} (score {_num(sp['score'])})"
-        attrs = [f'class="unsupported{" fragment" if k in split else ""}"', f'data-span="{_e(sp["id"])}"',
+        attrs = [f'class="unsupported{" fragment" if f["split"] else ""}"', f'data-span="{_e(sp["id"])}"',
                  f'data-sentence="{_e(sent_idx)}"', f'data-start="{sp["start"]}"', f'data-end="{sp["end"]}"',
                  f'data-question="{_e(sp["question"])}"', f'data-depth="{min(f["depth"], 2)}"',
                  f'title="{_e(title)}"']
-        if k in split:
+        if f["split"]:
             attrs.append(f'data-frag-start="{f["start"]}" data-frag-end="{f["end"]}"')
-        if k not in seen:
+        if f["first"]:
             attrs.append(f'id="{_e(sp["id"])}"')
-            seen.add(k)
-        parts[f["part"]] = f"<span {' '.join(attrs)}>"
-    return "".join(parts)
+        return f"<span {' '.join(attrs)}>"
+
+    return nest_spans([token(i, t) for i, t in enumerate(tokens)], [(sp["start"], sp["end"]) for sp in spans], open_tag)
 
 
 def _qa_rows(sent_idx, pred: dict, span_ids: dict) -> str:
@@ -335,22 +276,12 @@ def _index(reports: list[dict]) -> str:
 def render_page(reports: list[dict], title: str = DEFAULT_TITLE) -> str:
     """The whole page for these reports, as one HTML string."""
     reports = list(reports)
-    parts = ["<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-             '<meta name="viewport" content="width=device-width, initial-scale=1">',
-             f"<title>{_e(title)}</title>", f"<style>{CSS}</style></head><body><main>",
-             f"<h1>{_e(title)}</h1>", _legend()]
-    if len(reports) > 1:
-        parts.append(_index(reports))
-    if not reports:
-        parts.append('<p class="empty">no report</p>')
-    parts += [_render_report(k, r) for k, r in enumerate(reports)]
-    parts.append("</main></body></html>")
-    return "\n".join(parts) + "\n"
+    body = [_legend(), *([_index(reports)] if len(reports) > 1 else []),
+            *([] if reports else ['<p class="empty">no report</p>']),
+            *(_render_report(k, r) for k, r in enumerate(reports))]
+    return document(title, CSS, body)
 
 
 def write_page(reports: list[dict], path, title: str = DEFAULT_TITLE) -> Path:
     """Write render_page(reports) to path (parent folders created); returns the path."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(render_page(reports, title), encoding="utf-8")
-    return path
+    return write(render_page(reports, title), path)

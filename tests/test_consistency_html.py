@@ -14,12 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from browser import HighlightWalk, assert_visible, open_page
 from evaluation.consistency_html import render_page, write_page
 
 ROOT = Path(__file__).resolve().parents[1]
-CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 pytestmark = pytest.mark.timeout(180)  # a hung browser fails the test instead of stalling CI
 TITLE = 'Consistency <check> & "report"'
 
@@ -158,37 +156,17 @@ _DOM = """() => {
 @pytest.fixture(scope="module")
 def rendered(tmp_path_factory):
     """The page written, opened in Chromium, screenshotted; yields (reports, dom, screenshot, requests)."""
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.fail("Python Playwright is missing: pip install -e '.[dev]' (or bash scripts/setup.sh); "
-                    "the PyPI wheel carries its driver, no 'playwright install' is needed")
-    if not (Path(CHROMIUM).is_file() and os.access(CHROMIUM, os.X_OK)):
-        pytest.fail(f"Chromium not found at {CHROMIUM}: bash scripts/setup.sh installs Debian's chromium "
-                    "(apt-get install -y chromium), or set CHROMIUM_PATH")
     tmp = tmp_path_factory.mktemp("consistency_html")
     reports = make_reports()
     page_path = write_page(reports, tmp / "sub" / "report.html", title=TITLE)
     shot = tmp / "page.png"
-    requests = []
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page(viewport={"width": 1100, "height": 900})
-            page.on("request", lambda r: requests.append(r.url))
-            page.goto(page_path.as_uri(), wait_until="load")
-            dom = page.evaluate(_DOM)
-            # Playwright's own visibility for every highlighted element and predicate
-            for sel in (".unsupported[data-span]", ".tok.predicate"):
-                loc = page.locator(f"section.report {sel}")
-                assert loc.count() > 0
-                for i in range(loc.count()):
-                    assert loc.nth(i).is_visible(), f"{sel} #{i} not visible"
-                    bb = loc.nth(i).bounding_box()
-                    assert bb and bb["width"] > 0 and bb["height"] > 0
-            page.screenshot(path=str(shot), full_page=True)
-        finally:
-            browser.close()
+
+    def check(page):
+        for sel in (".unsupported[data-span]", ".tok.predicate"):  # Playwright's own visibility
+            assert_visible(page, f"section.report {sel}")
+        return page.evaluate(_DOM)
+
+    dom, requests, _ = open_page(page_path, shot, check)
     yield reports, dom, shot, requests, page_path
 
 
@@ -318,31 +296,6 @@ def test_random_overlaps_follow_the_rule():
     """No browser: random span sets in one sentence, parsed back with html.parser: every span's
     elements tile it at the documented cuts and every token sits inside exactly its spans."""
     import random
-    from html.parser import HTMLParser
-
-    class Walk(HTMLParser):
-        def __init__(self):
-            super().__init__()
-            self.stack, self.elems, self.tok_spans = [], [], {}
-
-        def handle_starttag(self, tag, attrs):
-            a = dict(attrs)
-            if "unsupported" in (a.get("class") or "").split():
-                self.elems.append({**a, "text": ""})
-                self.stack.append(self.elems[-1])
-            else:
-                self.stack.append(a)
-
-        def handle_endtag(self, tag):
-            self.stack.pop()
-
-        def handle_data(self, data):
-            for e in self.stack:
-                if "data-span" in e:
-                    e["text"] += data
-            tok = self.stack[-1] if self.stack else {}
-            if "data-index" in tok:
-                self.tok_spans[int(tok["data-index"])] = sorted(e["data-span"] for e in self.stack if "data-span" in e)
 
     rng = random.Random(0)
     for _ in range(300):
@@ -356,7 +309,7 @@ def test_random_overlaps_follow_the_rule():
                "unsupported": [{"sentence": 0, "predicate_index": 0, "question": f"q{j}", "answer": "",
                                 "answer_span": sp, "score": 0.1} for j, sp in enumerate(spans)]}
         body = render_page([rep])
-        w = Walk()
+        w = HighlightWalk("unsupported", "data-span")
         w.feed(body[body.index('<div class="sentence"'):body.index('<div class="qas">')])
         for j, (s, e) in enumerate(spans):
             els = [x for x in w.elems if x["data-span"] == f"r0-u{j}"]
@@ -368,4 +321,4 @@ def test_random_overlaps_follow_the_rule():
                 assert [(int(x["data-frag-start"]), int(x["data-frag-end"])) for x in els] == list(zip(bounds, bounds[1:]))
             assert [x["text"] for x in els] == [" ".join(toks[a:b]) for a, b in zip(bounds, bounds[1:])], (spans, j)
         for i in range(n):
-            assert w.tok_spans[i] == sorted(f"r0-u{j}" for j, (s, e) in enumerate(spans) if s <= i < e)
+            assert w.tok_ids[i] == sorted(f"r0-u{j}" for j, (s, e) in enumerate(spans) if s <= i < e)
