@@ -430,7 +430,8 @@ class StackedScorer(Scorer):
 
     def __init__(self, features: Sequence[str], coef: Sequence[float] | None = None, intercept: float = 0.0,
                  mean: Sequence[float] | None = None, std: Sequence[float] | None = None,
-                 neural: Scorer | None = None, embedding: Scorer | None = None, threshold: float | None = None):
+                 neural: Scorer | None = None, embedding: Scorer | None = None, threshold: float | None = None,
+                 structure=None):
         super().__init__()
         unknown = set(features) - set(STACK_FEATURES)
         if unknown:
@@ -440,6 +441,9 @@ class StackedScorer(Scorer):
             raise ValueError("stacked feature 'neural' needs a neural scorer")
         if "embedding" in self.features and embedding is None:
             raise ValueError("stacked feature 'embedding' needs an embedding scorer")
+        if any(f.startswith("struct_") for f in self.features) and structure is None:
+            raise ValueError("stacked struct_* features need the reference parser (models.entailment_structure)")
+        self.structure = structure
         self.coef, self.intercept = list(coef or [0.0] * len(self.features)), float(intercept)
         self.mean = list(mean or [0.0] * len(self.features))
         self.std = list(std or [1.0] * len(self.features))
@@ -456,6 +460,9 @@ class StackedScorer(Scorer):
         if "embedding" in self.features:
             for r, s in zip(rows, self.embedding.score(premise, hypotheses, answers)):
                 r["embedding"] = s
+        if self.structure is not None:  # the reference parsed once (cached), each QA checked against its QAs
+            for r, h, a in zip(rows, hypotheses, answers):
+                r.update(self.structure.features(words, *split_hypothesis(h, a)))
         if "neural" in self.features:
             ns = neural_scores if neural_scores is not None else self.neural.score(premise, hypotheses, answers)
             for r, s in zip(rows, ns):
@@ -512,4 +519,5 @@ class StackedScorer(Scorer):
         return {"family": "stacked", "features": self.features, "coef": self.coef, "intercept": self.intercept,
                 "mean": self.mean, "std": self.std, "threshold": self.threshold,
                 "neural": "neural" if self.neural is not None else None,
-                "embedding": self.embedding is not None}
+                "embedding": self.embedding is not None,
+                "structure": self.structure.paths if self.structure is not None else None}

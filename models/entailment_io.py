@@ -73,5 +73,11 @@ def load_stacked(folder: Path, fmt: dict, batch_size: int | None = None) -> Stac
 
     neural = load_scorer(folder / fmt["neural"], batch_size) if fmt.get("neural") else None
     embedding = EmbeddingScorer() if fmt.get("embedding") else None
+    structure = None
+    if fmt.get("structure"):  # the parser and detector it was trained with (folders or Hub ids)
+        from models.entailment_structure import ReferenceStructure
+
+        structure = ReferenceStructure.from_pretrained(fmt["structure"]["parser"], fmt["structure"]["detector"],
+                                                       batch_size or 32)
     return StackedScorer(fmt["features"], fmt["coef"], fmt["intercept"], fmt["mean"], fmt["std"],
-                         neural=neural, embedding=embedding, threshold=fmt.get("threshold"))
+                         neural=neural, embedding=embedding, threshold=fmt.get("threshold"), structure=structure)

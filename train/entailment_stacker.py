@@ -17,19 +17,69 @@ from train.entailment_data import group_folds
 
 def fit_stacker(cfg: DictConfig, examples, oof_neural: list[float] | None, run_dir: Path,
                 neural_dir: Path | None) -> dict:
-    """Logistic regression over lexical signals (+ the neural out-of-fold score), evaluated by the
-    same grouped CV, then fitted on all dev and saved as a `stacked` checkpoint."""
+    """Logistic regression over lexical signals (+ the neural out-of-fold score, + the reference's
+    QAs when cfg.parser and cfg.detector are given), evaluated by the same grouped CV, then fitted
+    on all dev and saved as a `stacked` checkpoint. With structure features, the CV chooses between
+    the feature set with and without them (mean balanced accuracy over the three subsets)."""
     import numpy as np
-    from sklearn.linear_model import LogisticRegression
 
     feats = list(cfg.stack.features)
     if oof_neural is not None and "neural" not in feats:
         feats.append("neural")
     if oof_neural is None:
         feats = [f for f in feats if f != "neural"]
-    emb = E.EmbeddingScorer() if "embedding" in feats else None
-    stacker = E.StackedScorer([f for f in feats], embedding=emb,
-                              neural=E.MajorityScorer() if "neural" in feats else None)
+    structure = None
+    if cfg.get("parser") and cfg.get("detector"):
+        from models.entailment_structure import STRUCT_FEATURES, ReferenceStructure
+
+        structure = ReferenceStructure.from_pretrained(cfg.parser, cfg.detector)
+        candidates = {"lexical": feats, "with_structure": feats + [f for f in STRUCT_FEATURES if f not in feats]}
+    else:
+        candidates = {"lexical": feats}
+    every = candidates[list(candidates)[-1]]
+    emb = E.EmbeddingScorer() if "embedding" in every else None
+    stacker = E.StackedScorer(every, embedding=emb, neural=E.MajorityScorer() if "neural" in every else None,
+                              structure=structure)
+    X = np.asarray(_feature_matrix(stacker, examples, oof_neural), dtype=float)
+    y = np.asarray([e["supported"] for e in examples])
+    ds = [e["dataset"] for e in examples]
+    C = float(cfg.stack.C)
+    results = {}
+    for name, cols in candidates.items():
+        Z, mean, std = _standardize(X[:, [every.index(f) for f in cols]])
+        oof = _out_of_fold(Z, y, examples, C, cfg)
+        thr = best_threshold(y.tolist(), oof.tolist())
+        table = metrics_table(ds, y.tolist(), oof.tolist(), thr)
+        results[name] = {"features": cols, "threshold": thr, "Z": Z, "mean": mean, "std": std,
+                         "cv": {"at_0.5": metrics_table(ds, y.tolist(), oof.tolist()), "at_threshold": table},
+                         "mean_bacc": float(np.mean([table[d]["bacc"] for d in ("cliff", "factscore", "verifiability")]))}
+    chosen = max(results, key=lambda n: results[n]["mean_bacc"])
+    best = results[chosen]
+    feats = best["features"]
+    info = {"features": feats, "C": C, "threshold": best["threshold"], "cv": best["cv"], "chosen": chosen,
+            "candidates": {n: {"mean_bacc": r["mean_bacc"], "cv": r["cv"]} for n, r in results.items()}}
+    if structure is not None:
+        info["structure"] = {**structure.stats, **structure.paths}
+    from sklearn.linear_model import LogisticRegression
+
+    lr = LogisticRegression(C=C, class_weight="balanced", max_iter=2000).fit(best["Z"], y)
+    out = run_dir / "stacked"
+    out.mkdir(parents=True, exist_ok=True)
+    uses_structure = any(f.startswith("struct_") for f in feats)
+    fmt = {"family": "stacked", "features": feats, "coef": lr.coef_[0].tolist(),
+           "intercept": float(lr.intercept_[0]), "mean": best["mean"].tolist(), "std": best["std"].tolist(),
+           "threshold": best["threshold"], "neural": "neural" if oof_neural is not None else None,
+           "embedding": "embedding" in feats, "structure": structure.paths if uses_structure else None}
+    if oof_neural is not None and neural_dir is not None:
+        shutil.copytree(neural_dir, out / "neural", dirs_exist_ok=True)
+    E.save_format(out, fmt)
+    info["checkpoint"] = str(out)
+    info["weights"] = dict(zip(feats, fmt["coef"]))
+    return info
+
+
+def _feature_matrix(stacker, examples, oof_neural) -> list:
+    """One row per example, computed one premise at a time (the reference is parsed once)."""
     X = [None] * len(examples)
     by_prem: dict[str, list[int]] = {}
     for i, e in enumerate(examples):
@@ -41,33 +91,23 @@ def fit_stacker(cfg: DictConfig, examples, oof_neural: list[float] | None, run_d
                                     neural_scores=[oof_neural[i] for i in idx] if oof_neural is not None else None)
         for i, r in zip(idx, rows):
             X[i] = r
-    X = np.asarray(X, dtype=float)
-    y = np.asarray([e["supported"] for e in examples])
+    return X
+
+
+def _standardize(X):
     mean, std = X.mean(0), X.std(0) + 1e-6
-    Z = (X - mean) / std
-    C = float(cfg.stack.C)
+    return (X - mean) / std, mean, std
+
+
+def _out_of_fold(Z, y, examples, C: float, cfg):
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
     oof = np.zeros(len(y))
     for tr, te in group_folds(examples, cfg.cv.folds or 5, cfg.seed):
         lr = LogisticRegression(C=C, class_weight="balanced", max_iter=2000).fit(Z[tr], y[tr])
         oof[te] = lr.predict_proba(Z[te])[:, 1]
-    thr = best_threshold(y.tolist(), oof.tolist())
-    ds = [e["dataset"] for e in examples]
-    info = {"features": feats, "C": C, "threshold": thr,
-            "cv": {"at_0.5": metrics_table(ds, y.tolist(), oof.tolist()),
-                   "at_threshold": metrics_table(ds, y.tolist(), oof.tolist(), thr)}}
-    lr = LogisticRegression(C=C, class_weight="balanced", max_iter=2000).fit(Z, y)
-    out = run_dir / "stacked"
-    out.mkdir(parents=True, exist_ok=True)
-    fmt = {"family": "stacked", "features": feats, "coef": lr.coef_[0].tolist(),
-           "intercept": float(lr.intercept_[0]), "mean": mean.tolist(), "std": std.tolist(),
-           "threshold": thr, "neural": "neural" if oof_neural is not None else None,
-           "embedding": emb is not None}
-    if oof_neural is not None and neural_dir is not None:
-        shutil.copytree(neural_dir, out / "neural", dirs_exist_ok=True)
-    E.save_format(out, fmt)
-    info["checkpoint"] = str(out)
-    info["weights"] = dict(zip(feats, fmt["coef"]))
-    return info
+    return oof
 
 
 def load_neural_run(run: str, examples: list[dict]) -> tuple[list[float], Path]:

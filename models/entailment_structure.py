@@ -1,0 +1,110 @@
+"""Structure features for QA entailment: check a hypothesis QA against the reference's own QAs.
+
+The reference is split into sentences and parsed (predicate detector + parser, batched, cached per
+reference). The hypothesis question's verb gives its predicate (the detector's verb-form tables),
+its slots give its role (metrics.roles). Then, with models/qa_alignment.py:
+
+- struct_pred_in_ref:    the reference has that predicate at all;
+- struct_role_in_ref:    a reference QA asks the same role of it;
+- struct_role_match:     ... and its answer is the same or overlaps the hypothesis answer;
+- struct_role_conflict:  ... and no such answer agrees while one is disjoint from it;
+- struct_numbers_conflict: an aligned answer states other numbers of the same kind;
+- struct_answer_in_args: share of the answer's content words found among that predicate's
+  arguments in the reference (any role);
+- struct_answer_elsewhere: share found only among other predicates' arguments (an intrinsic error:
+  the words are in the reference, attached to something else).
+
+A reference with no predicate, or a question that is not a QA-SRL template, gives the neutral
+values below and `fallback` = 1: the lexical features carry the decision (never a crash).
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from metrics.roles import question_to_sem_role
+from models.qa_alignment import _content, _numbers, answer_relation, extract_qas, numbers_conflict
+from models.question_slots import parse_question
+
+STRUCT_FEATURES = ("struct_pred_in_ref", "struct_role_in_ref", "struct_role_match", "struct_role_conflict",
+                   "struct_numbers_conflict", "struct_answer_in_args", "struct_answer_elsewhere", "struct_fallback")
+NEUTRAL = {f: 0.0 for f in STRUCT_FEATURES}
+SENTENCE_END = {".", "!", "?"}
+
+
+def split_sentences(tokens: Sequence[str], max_len: int = 80) -> list[list[str]]:
+    """A tokenized reference cut after . ! ? (and every `max_len` words, for the parser's window)."""
+    out, cur = [], []
+    for t in tokens:
+        cur.append(t)
+        if t in SENTENCE_END or len(cur) >= max_len:
+            out.append(cur)
+            cur = []
+    return out + ([cur] if cur else [])
+
+
+class ReferenceStructure:
+    """The QAs of references, parsed once each (keyed by their tokens), and the features of
+    hypothesis QAs against them."""
+
+    def __init__(self, detector, parser, parser_path: str | None = None, detector_path: str | None = None):
+        self.detector, self.parser = detector, parser
+        self.paths = {"parser": parser_path, "detector": detector_path}
+        self.cache: dict[tuple, list[dict]] = {}
+        self.stats = {"references": 0, "no_predicate": 0, "unparsed_questions": 0}
+
+    @classmethod
+    def from_pretrained(cls, parser: str, detector: str, batch_size: int = 32) -> "ReferenceStructure":
+        from models.parser import load_parser
+        from models.predicates import PredicateDetector
+
+        return cls(PredicateDetector.from_pretrained(detector, batch_size=batch_size),
+                   load_parser(parser, batch_size=batch_size), parser, detector)
+
+    def reference_qas(self, tokens: Sequence[str]) -> list[dict]:
+        key = tuple(tokens)
+        if key not in self.cache:
+            sentences = split_sentences(list(tokens))
+            qas = [dict(q, sentence=j, tokens=s) for j, (s, sq) in
+                   enumerate(zip(sentences, extract_qas(sentences, self.detector, self.parser))) for q in sq]
+            self.cache[key] = qas
+            self.stats["references"] += 1
+            self.stats["no_predicate"] += not qas
+        return self.cache[key]
+
+    def hypothesis_predicate(self, question: str) -> tuple[str, str | None] | None:
+        """(verb form, role) of a hypothesis question, or None when it is not a template question."""
+        parsed = parse_question(question)
+        if parsed is None:
+            self.stats["unparsed_questions"] += 1
+            return None
+        slots = parsed.slots
+        verb = (slots.get("verb") or "").split()[-1:] or [""]
+        form = self.detector.verb_forms.lookup(verb[0], "verbal") if verb[0] else None
+        return (form or verb[0]).lower(), question_to_sem_role(slots, parsed.is_passive)
+
+    def features(self, premise: Sequence[str], question: str, answer: str) -> dict:
+        ref = self.reference_qas(premise)
+        hyp = self.hypothesis_predicate(question)
+        if not ref or hyp is None:
+            return {**NEUTRAL, "struct_fallback": 1.0}
+        form, role = hyp
+        answer_toks = answer.split()
+        words = _content(answer_toks)
+        same_pred = [q for q in ref if q["verb_form"] == form]
+        same_role = [q for q in same_pred if q["role"] == role]
+        rels = [answer_relation(answer_toks, q["tokens"][q["answer_span"][0]:q["answer_span"][1]]) for q in same_role]
+        match = any(r["relation"] in ("same", "overlap") for r in rels)
+        pred_args = set().union(*(_content(q["answer"].split()) for q in same_pred)) if same_pred else set()
+        other_args = set().union(*(_content(q["answer"].split()) for q in ref if q["verb_form"] != form))
+        nums = _numbers(answer_toks)
+        return {
+            "struct_pred_in_ref": float(bool(same_pred)),
+            "struct_role_in_ref": float(bool(same_role)),
+            "struct_role_match": float(match),
+            "struct_role_conflict": float(not match and any(r["relation"] == "disjoint" for r in rels)),
+            "struct_numbers_conflict": float(bool(nums) and any(numbers_conflict(nums, _numbers(q["answer"].split()))
+                                                                for q in same_role)),
+            "struct_answer_in_args": len(words & pred_args) / len(words) if words else 0.0,
+            "struct_answer_elsewhere": len((words & other_args) - pred_args) / len(words) if words else 0.0,
+            "struct_fallback": 0.0,
+        }

@@ -1,0 +1,88 @@
+"""Structure features of the QA-entailment classifier (models/entailment_structure.py): a
+hypothesis QA checked against the reference's own QAs, with scripted models (no weights)."""
+import pytest
+
+from models.entailment_structure import NEUTRAL, ReferenceStructure, split_sentences
+from test_contradiction import RuleParser
+
+
+class Forms:
+    def lookup(self, word, predicate_type):
+        return word.lower().rstrip("d")
+
+
+class Detector:
+    """The listed words are predicates; verb forms by stripping a final d."""
+    verb_forms = Forms()
+
+    def __init__(self, verbs):
+        self.verbs = verbs
+
+    def detect(self, sentences):
+        return [[{"predicate_index": i, "predicate": w, "predicate_type": "verbal", "verb_form": w.lower().rstrip("d"),
+                  "score": 1.0} for i, w in enumerate(s) if w in self.verbs] for s in sentences]
+
+
+REF = "The council approved the budget in 2019 . The mayor signed the law .".split()
+
+
+@pytest.fixture()
+def structure():
+    return ReferenceStructure(Detector({"approved", "signed"}), RuleParser(), "P", "D")
+
+
+def test_reference_is_split_and_parsed_once(structure):
+    assert [len(s) for s in split_sentences(REF)] == [8, 6]
+    structure.features(REF, "Who approved something?", "The council")
+    structure.features(REF, "Who signed something?", "The mayor")
+    assert structure.stats["references"] == 1 and len(structure.cache) == 1
+
+
+def test_the_same_role_agrees_or_conflicts(structure):
+    match = structure.features(REF, "Who approved something?", "The council")
+    assert match["struct_pred_in_ref"] == match["struct_role_in_ref"] == match["struct_role_match"] == 1.0
+    assert match["struct_role_conflict"] == 0.0 and match["struct_answer_in_args"] == 1.0
+    # intrinsic error: "the mayor" is in the reference, but as the signer, not the approver
+    wrong = structure.features(REF, "Who approved something?", "The mayor")
+    assert wrong["struct_role_conflict"] == 1.0 and wrong["struct_role_match"] == 0.0
+    assert wrong["struct_answer_elsewhere"] == 1.0 and wrong["struct_answer_in_args"] == 0.0
+    year = structure.features(REF, "When did someone approve something?", "in 2018")
+    assert year["struct_numbers_conflict"] == 1.0
+    absent = structure.features(REF, "Who vetoed something?", "The council")
+    assert absent["struct_pred_in_ref"] == 0.0 and absent["struct_fallback"] == 0.0
+
+
+def test_no_predicate_or_no_template_falls_back_to_the_lexical_features(structure):
+    assert structure.features("Blue skies .".split(), "Who approved something?", "x") == {**NEUTRAL, "struct_fallback": 1.0}
+    assert structure.features(REF, "is this even a question", "x")["struct_fallback"] == 1.0
+    assert structure.stats["no_predicate"] == 1 and structure.stats["unparsed_questions"] == 1
+
+
+def test_stacked_scorer_uses_them_and_records_its_parser(structure):
+    from models.entailment import StackedScorer
+
+    with pytest.raises(ValueError, match="struct_"):
+        StackedScorer(["lex_raw", "struct_role_conflict"])
+    s = StackedScorer(["lex_raw", "struct_role_conflict"], coef=[1.0, -3.0], structure=structure)
+    good, bad = s.score(REF, ["Who approved something? The council", "Who approved something? The mayor"],
+                        answers=["The council", "The mayor"])
+    assert good > bad
+    assert s.format_dict()["structure"] == {"parser": "P", "detector": "D"}
+
+
+def test_train_chooses_by_cv_and_saves_the_parser_reference(tmp_path, monkeypatch):
+    import json
+
+    import models.entailment_structure as es
+    from parser_helpers import compose_cfg
+    from test_entailment import FIXTURE
+    from train.entailment import train
+
+    monkeypatch.setattr(es.ReferenceStructure, "from_pretrained",
+                        classmethod(lambda cls, p, d, batch_size=32: cls(Detector({"approved", "signed", "said"}), RuleParser(), p, d)))
+    metrics = train(compose_cfg("train_entailment", ["classifier=stacked", f"data.train_file={FIXTURE}", "cv.folds=2",
+                                                     "parser=P", "detector=D"]), tmp_path)
+    stacked = metrics["stacked"]
+    assert set(stacked["candidates"]) == {"lexical", "with_structure"} and stacked["chosen"] in stacked["candidates"]
+    fmt = json.loads((tmp_path / "stacked" / "entailment_format.json").read_text())
+    assert (fmt["structure"] == {"parser": "P", "detector": "D"}) == (stacked["chosen"] == "with_structure")
