@@ -86,3 +86,29 @@ def test_train_chooses_by_cv_and_saves_the_parser_reference(tmp_path, monkeypatc
     assert set(stacked["candidates"]) == {"lexical", "with_structure"} and stacked["chosen"] in stacked["candidates"]
     fmt = json.loads((tmp_path / "stacked" / "entailment_format.json").read_text())
     assert (fmt["structure"] == {"parser": "P", "detector": "D"}) == (stacked["chosen"] == "with_structure")
+
+
+def test_error_kinds_and_the_before_after_table(tmp_path, capsys):
+    import json
+
+    from data_prep.records import write_jsonl
+    from evaluation.entailment_errors import kind_of, main
+
+    ref = "The council approved the budget on Tuesday .".split()
+    ex = lambda i, q, a, votes, pred="approved": {"example_id": f"e{i}", "premise_tokens": ref, "question": q,  # noqa: E731
+                                                  "answer": a, "votes": votes, "supported": int(sum(votes) < 2),
+                                                  "predicate": pred}
+    examples = [ex(0, "Who approved something?", "the mayor", [1, 1, 0]),          # 2-1 split
+                ex(1, "Who vetoed something?", "the council", [1, 1, 1], "vetoed"),  # no such predicate
+                ex(2, "What did someone approve?", "a tax cut", [1, 1, 1]),          # words not in the reference
+                ex(3, "When did someone approve something?", "the budget", [1, 1, 1])]  # words there, wrong role
+    assert [kind_of(e) for e in examples] == ["annotation disagreement", "predicate error", "extrinsic", "intrinsic"]
+    write_jsonl(tmp_path / "ex.jsonl", examples)
+    before = [{"example_id": e["example_id"], "supported": e["supported"], "score": 0.9} for e in examples]
+    after = [dict(p, score=0.1 if p["example_id"] == "e3" else 0.9) for p in before]
+    write_jsonl(tmp_path / "b.jsonl", before)
+    write_jsonl(tmp_path / "a.jsonl", after)
+    assert main([str(tmp_path / "b.jsonl"), str(tmp_path / "a.jsonl"), "--examples-file", str(tmp_path / "ex.jsonl")]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["by_kind"]["intrinsic"] == {"before": 1, "after": 0, "fixed": 1, "new": 0}
+    assert out["wrong"] == {"before": 4, "after": 3} and out["examples"]["intrinsic"]["fixed"][0]["id"] == "e3"
