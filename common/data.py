@@ -36,7 +36,7 @@ def resolve_processed_dir(paths_cfg, names: list[str], use_sample: bool = False)
         for n in names:  # before the build: name the raw file a processed one needs, and the fix
             if n in RAW_INPUTS and not (data_dir / RAW_INPUTS[n]).exists():
                 raise FileNotFoundError(
-                    f"data file {n}.jsonl is built from {(data_dir / RAW_INPUTS[n]).resolve()}, which is missing. "
+                    f"data file {n}.jsonl is built from {(data_dir / RAW_INPUTS[n]).absolute()}, which is missing. "
                     f"Fetch it: python -m data_prep.download paths.data_dir={data_dir} (or put the file there by hand)")
 
         log.info("building processed records from %s into %s", data_dir, processed)
