@@ -48,21 +48,19 @@ def read_input(cfg: DictConfig) -> tuple[list[dict] | None, tuple[str, str] | No
     raise DataFormatError("give pairs=FILE.jsonl, or a=FILE and b=FILE")
 
 
-def sentence_pairs(text_a: str, text_b: str, detector, parser, scorer) -> list[dict]:
+def sentence_pairs(text_a: str, text_b: str, detector, parser, scorer, embedder) -> list[dict]:
     """Analysed rows for every sentence of a against every sentence of b sharing a predicate."""
-    from models.contradiction import analyse_pair
+    from models.contradiction import analyse_pair, similarities
     from models.qa_alignment import extract_qas, predicates_of
     from models.text import tokenize_sentences
 
     sa, sb = tokenize_sentences(text_a), tokenize_sentences(text_b)
     qas = extract_qas(sa + sb, detector, parser)
     qa, qb = qas[:len(sa)], qas[len(sa):]
-    rows = []
-    for i, ta in enumerate(sa):
-        for j, tb in enumerate(sb):
-            if predicates_of(qa[i]) & predicates_of(qb[j]):
-                rows.append(analyse_pair(f"a{i}-b{j}", ta, tb, [w for s in sa[:i] for w in s], qa[i], qb[j], scorer))
-    return rows
+    todo = [(i, j) for i in range(len(sa)) for j in range(len(sb)) if predicates_of(qa[i]) & predicates_of(qb[j])]
+    sims = similarities(embedder, [" ".join(sa[i]) for i, _ in todo], [" ".join(sb[j]) for _, j in todo])
+    return [analyse_pair(f"a{i}-b{j}", sa[i], sb[j], [w for s in sa[:i] for w in s], qa[i], qb[j], scorer, sim)
+            for (i, j), sim in zip(todo, sims)]
 
 
 def prediction(row: dict, p: float | None, threshold: float) -> dict:
@@ -82,9 +80,9 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
     pairs, texts = read_input(cfg)
     model = ContradictionModel.load(hydra.utils.to_absolute_path(cfg.contradiction))
     threshold = float(cfg.threshold) if cfg.get("threshold") is not None else model.threshold
-    detector, parser, scorer = load_components(cfg.parser, cfg.detector, cfg.entailment, int(cfg.batch_size))
+    models = load_components(cfg.parser, cfg.detector, cfg.entailment, int(cfg.batch_size))
     start = time.perf_counter()
-    rows = analyse_pairs(pairs, detector, parser, scorer) if pairs is not None else sentence_pairs(*texts, detector, parser, scorer)
+    rows = analyse_pairs(pairs, *models) if pairs is not None else sentence_pairs(*texts, *models)
     probs = model.probabilities(rows)
     seconds = time.perf_counter() - start
     preds = [prediction(r, p, threshold) for r, p in zip(rows, probs)]

@@ -24,11 +24,14 @@ FEATURES = ("aligned", "shared_predicates", "aligned_numbers_differ", "aligned_n
             "anchored_numbers_differ", "anchored_names_differ", "anchored_disjoint", "event_differs",
             "numbers_differ_same_event",
             "aligned_all_same", "aligned_min_support", "min_support_ab", "min_support_ba", "mean_support",
-            "sentence_numbers_differ", "sentence_jaccard", "negation_differs")
+            "sentence_numbers_differ", "sentence_jaccard", "negation_differs", "sentence_similarity",
+            "numbers_differ_similar")
 
 
-def pair_features(tok_a, tok_b, qas_a, qas_b, aligned, sup_a, sup_b) -> dict:
-    """The feature dict of one analysed pair (see FEATURES)."""
+def pair_features(tok_a, tok_b, qas_a, qas_b, aligned, sup_a, sup_b, similarity: float) -> dict:
+    """The feature dict of one analysed pair (see FEATURES). similarity: the sentence embeddings'
+    cosine; numbers that differ between two sentences that say nearly the same thing are the
+    strongest cue of a contradiction, between two that say different things the weakest."""
     na, nb = _numbers(tok_a), _numbers(tok_b)
     ca = {t.lower() for t in tok_a if t.isalnum()}
     cb = {t.lower() for t in tok_b if t.isalnum()}
@@ -59,6 +62,8 @@ def pair_features(tok_a, tok_b, qas_a, qas_b, aligned, sup_a, sup_b) -> dict:
         "sentence_numbers_differ": float(numbers),
         "sentence_jaccard": len(ca & cb) / len(ca | cb) if ca | cb else 1.0,
         "negation_differs": float(any(x["negation_differs"] for x in aligned) or neg(tok_a) != neg(tok_b)),
+        "sentence_similarity": similarity,
+        "numbers_differ_similar": float(numbers) * similarity,
     }
 
 
@@ -93,17 +98,28 @@ def conflicts(aligned, qas_a, qas_b, sup_a, sup_b) -> list[dict]:
     return rows
 
 
-def analyse_pairs(pairs: Sequence[dict], detector, parser, scorer) -> list[dict]:
+def analyse_pairs(pairs: Sequence[dict], detector, parser, scorer, embedder) -> list[dict]:
     """Per pair {id, a, b, prefix?}: tokens, QAs of both sentences (batched over all pairs), their
-    alignment, supports, features, conflicts and a status."""
+    alignment, supports, similarity, features, conflicts and a status."""
     toks = [(as_tokens(p["a"]), as_tokens(p["b"]), as_tokens(p.get("prefix") or "")) for p in pairs]
     qas = extract_qas([t for a, b, _ in toks for t in (a, b)], detector, parser)
-    return [analyse_pair(p["id"], ta, tb, ctx, qas[2 * i], qas[2 * i + 1], scorer)
+    sims = similarities(embedder, [" ".join(a) for a, _, _ in toks], [" ".join(b) for _, b, _ in toks])
+    return [analyse_pair(p["id"], ta, tb, ctx, qas[2 * i], qas[2 * i + 1], scorer, sims[i])
             for i, (p, (ta, tb, ctx)) in enumerate(zip(pairs, toks))]
 
 
+def similarities(embedder, texts_a: Sequence[str], texts_b: Sequence[str]) -> list[float]:
+    """Cosine of the sentence embeddings (MiniLM, models.entailment.EmbeddingScorer.embed) of each pair."""
+    if not texts_a:
+        return []
+    emb = np.asarray(embedder.embed(list(texts_a) + list(texts_b)), float)
+    a, b = emb[:len(texts_a)], emb[len(texts_a):]
+    norms = np.linalg.norm(a, axis=1) * np.linalg.norm(b, axis=1)
+    return [float(x) for x in (a * b).sum(1) / np.where(norms > 0, norms, 1.0)]
+
+
 def analyse_pair(pair_id: str, ta: list[str], tb: list[str], ctx: list[str], qa: list[dict], qb: list[dict],
-                 scorer) -> dict:
+                 scorer, similarity: float) -> dict:
     """One pair of tokenized sentences and their QAs -> the analysed row (status ok, or why not)."""
     row = {"id": pair_id, "a_tokens": ta, "b_tokens": tb, "qas_a": qa, "qas_b": qb, "status": "ok", "messages": []}
     notes = script_warnings(ta + tb)
@@ -119,19 +135,21 @@ def analyse_pair(pair_id: str, ta: list[str], tb: list[str], ctx: list[str], qa:
     aligned = align(qa, qb, ta, tb)
     sup_a, sup_b = entailment_both_ways(scorer, qa, qb, ta, tb, ctx)
     row.update(aligned=aligned, support_a=sup_a, support_b=sup_b,
-               features=pair_features(ta, tb, qa, qb, aligned, sup_a, sup_b),
+               features=pair_features(ta, tb, qa, qb, aligned, sup_a, sup_b, similarity),
                conflicts=conflicts(aligned, qa, qb, sup_a, sup_b))
     return row
 
 
 def load_components(parser: str, detector: str, entailment: str, batch_size: int = 32):
-    """(detector, parser, entailment scorer) from their checkpoints (folders or Hub ids)."""
-    from models.entailment import load_scorer
+    """(detector, parser, entailment scorer, sentence embedder) from their checkpoints (folders or
+    Hub ids); the embedder is MiniLM (models.model_paths)."""
+    from models.entailment import EmbeddingScorer, load_scorer
     from models.parser import load_parser
     from models.predicates import PredicateDetector
 
     return (PredicateDetector.from_pretrained(detector, batch_size=batch_size),
-            load_parser(parser, batch_size=batch_size), load_scorer(entailment, batch_size=batch_size))
+            load_parser(parser, batch_size=batch_size), load_scorer(entailment, batch_size=batch_size),
+            EmbeddingScorer())
 
 
 def entailment_only(row: dict) -> float | None:

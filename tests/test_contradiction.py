@@ -55,7 +55,15 @@ class RuleParser:
         return out, {}
 
 
-MODELS = (WordDetector({"joined", "elected", "founded"}), RuleParser(), LexicalScorer())
+class BagOfWords:
+    """The embedder's interface: word-count vectors over a fixed vocabulary."""
+    VOCAB = "joined founded elected cdu spd fdp greens in the 1990 1985 1971 1975 2005 was".split()
+
+    def embed(self, texts):
+        return [[t.lower().split().count(w) for w in self.VOCAB] for t in texts]
+
+
+MODELS = (WordDetector({"joined", "elected", "founded"}), RuleParser(), LexicalScorer(), BagOfWords())
 
 
 def test_answer_relations_and_number_kinds():
@@ -92,6 +100,8 @@ def test_every_pair_gets_a_row_and_bad_ones_a_status():
                                                       ("nopred", "no_predicate"), ("script", "non_english")]
     ok = rows[0]
     assert ok["features"]["aligned_numbers_differ"] == 1.0 and ok["features"]["numbers_differ_same_event"] == 1.0
+    f = ok["features"]  # bag-of-words cosine: 4 shared counted words, 1990 counted on one side only (1989 is not)
+    assert f["sentence_similarity"] == pytest.approx(4 / 20 ** 0.5) == f["numbers_differ_similar"]
     (conflict,) = ok["conflicts"]
     assert conflict["role"] == "when" and conflict["a"]["span"] == [4, 6] and conflict["b"]["answer"] == "in 1989"
 

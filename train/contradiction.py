@@ -37,6 +37,9 @@ FEATURE_SETS = {
     # the strongest single cue (numbers of one kind that differ) and what says whether they are of one event
     "numbers": ("sentence_numbers_differ", "aligned_numbers_differ", "anchored_numbers_differ", "event_differs",
                 "numbers_differ_same_event", "sentence_jaccard"),
+    "numbers_similarity": ("sentence_numbers_differ", "aligned_numbers_differ", "anchored_numbers_differ",
+                           "event_differs", "numbers_differ_same_event", "sentence_jaccard", "sentence_similarity",
+                           "numbers_differ_similar"),
 }
 
 
