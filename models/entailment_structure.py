@@ -71,31 +71,33 @@ class ReferenceStructure:
             self.stats["no_predicate"] += not qas
         return self.cache[key]
 
-    def hypothesis_predicate(self, question: str) -> tuple[str, str | None] | None:
-        """(verb form, role) of a hypothesis question, or None when it is not a template question."""
+    def hypothesis_predicate(self, question: str) -> tuple[set[str], str | None] | None:
+        """(verb forms, role) of a hypothesis question, or None when it is not a template question.
+        Both the question's verb word and its lemma count: the word is often the stem already ("what
+        did someone found?"), which the lemma tables would read as the past of another verb (find)."""
         parsed = parse_question(question)
         if parsed is None:
             self.stats["unparsed_questions"] += 1
             return None
         slots = parsed.slots
-        verb = (slots.get("verb") or "").split()[-1:] or [""]
-        form = self.detector.verb_forms.lookup(verb[0], "verbal") if verb[0] else None
-        return (form or verb[0]).lower(), question_to_sem_role(slots, parsed.is_passive)
+        word = ((slots.get("verb") or "").split()[-1:] or [""])[0].lower()
+        forms = {word, (self.detector.verb_forms.lookup(word, "verbal") or word).lower()} if word else set()
+        return forms, question_to_sem_role(slots, parsed.is_passive)
 
     def features(self, premise: Sequence[str], question: str, answer: str) -> dict:
         ref = self.reference_qas(premise)
         hyp = self.hypothesis_predicate(question)
         if not ref or hyp is None:
             return {**NEUTRAL, "struct_fallback": 1.0}
-        form, role = hyp
+        forms, role = hyp
         answer_toks = answer.split()
         words = _content(answer_toks)
-        same_pred = [q for q in ref if q["verb_form"] == form]
+        same_pred = [q for q in ref if q["verb_form"] in forms]
         same_role = [q for q in same_pred if q["role"] == role]
         rels = [answer_relation(answer_toks, q["tokens"][q["answer_span"][0]:q["answer_span"][1]]) for q in same_role]
         match = any(r["relation"] in ("same", "overlap") for r in rels)
         pred_args = set().union(*(_content(q["answer"].split()) for q in same_pred)) if same_pred else set()
-        other_args = set().union(*(_content(q["answer"].split()) for q in ref if q["verb_form"] != form))
+        other_args = set().union(*(_content(q["answer"].split()) for q in ref if q["verb_form"] not in forms))
         nums = _numbers(answer_toks)
         return {
             "struct_pred_in_ref": float(bool(same_pred)),

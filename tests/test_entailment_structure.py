@@ -52,6 +52,25 @@ def test_the_same_role_agrees_or_conflicts(structure):
     assert absent["struct_pred_in_ref"] == 0.0 and absent["struct_fallback"] == 0.0
 
 
+def test_the_question_verb_counts_as_written_and_as_its_lemma():
+    """"what did someone found?": the verb is the stem "found" (the reference's "founded"), though
+    the lemma tables read "found" as the past of "find"."""
+    class Tables:
+        def lookup(self, word, predicate_type):
+            return {"found": "find", "founded": "found"}.get(word, word)
+
+    class Found(Detector):
+        verb_forms = Tables()
+
+        def detect(self, sentences):
+            return [[{"predicate_index": i, "predicate": w, "predicate_type": "verbal", "verb_form": self.verb_forms.lookup(w, "verbal"),
+                      "score": 1.0} for i, w in enumerate(s) if w in self.verbs] for s in sentences]
+
+    st = ReferenceStructure(Found({"founded"}), RuleParser())
+    ref = "Jobs founded Apple in 1976 .".split()
+    assert st.features(ref, "When did someone found something?", "in 1976")["struct_pred_in_ref"] == 1.0
+
+
 def test_no_predicate_or_no_template_falls_back_to_the_lexical_features(structure):
     assert structure.features("Blue skies .".split(), "Who approved something?", "x") == {**NEUTRAL, "struct_fallback": 1.0}
     assert structure.features(REF, "is this even a question", "x")["struct_fallback"] == 1.0
