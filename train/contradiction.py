@@ -81,12 +81,12 @@ def train(cfg: DictConfig, run_dir: Path) -> dict:
         return binary_prf(all_labels, decision)
 
     folds, seed = int(cfg.cv.folds), int(cfg.seed)
-    grid = []
+    grid, oofs = [], []
     for name in cfg.cv.feature_sets:
         for C in cfg.cv.C:
-            oof = out_of_fold(ok_rows, labels, groups, FEATURE_SETS[name], float(C), folds, seed)
-            t, _ = best_threshold(oof, labels)
-            grid.append({"feature_set": name, "C": float(C), "threshold": t, "cv": on_all(oof, t)})
+            oofs.append(out_of_fold(ok_rows, labels, groups, FEATURE_SETS[name], float(C), folds, seed))
+            t, _ = best_threshold(oofs[-1], labels)
+            grid.append({"feature_set": name, "C": float(C), "threshold": t, "cv": on_all(oofs[-1], t)})
             log.info("CV %-10s C=%-5s F1 %.3f (threshold %.3f)", name, C, grid[-1]["cv"]["f1"], t)
     best = max(grid, key=lambda g: g["cv"]["f1"])
     ent = np.array([entailment_only(r) for r in ok_rows])
@@ -94,8 +94,7 @@ def train(cfg: DictConfig, run_dir: Path) -> dict:
     baselines = {"always_contradiction": binary_prf(all_labels, np.ones(len(pairs), bool)),
                  "lexical_numbers_differ": on_all(np.array([r["features"]["sentence_numbers_differ"] for r in ok_rows]), 0.5),
                  "entailment_only": {**on_all(ent, t_ent), "threshold": t_ent}}
-    oof = out_of_fold(ok_rows, labels, groups, FEATURE_SETS[best["feature_set"]], best["C"], folds, seed)
-    oof_of = dict(zip(ok, oof.tolist()))
+    oof_of = dict(zip(ok, oofs[grid.index(best)].tolist()))
     run_dir.mkdir(parents=True, exist_ok=True)
     with (run_dir / "validation_analysis.jsonl").open("w", encoding="utf-8") as f:  # for error analysis
         for i, (p, r) in enumerate(zip(pairs, rows)):
