@@ -16,6 +16,20 @@ from huggingface_hub import EvalResult, HfApi, ModelCard, ModelCardData
 log = logging.getLogger(__name__)
 
 
+def _eval_results(results: list[dict]) -> list[EvalResult]:
+    """The model-index entries of `results` (the shape write_model_card takes)."""
+    return [EvalResult(task_type=r["task_type"], dataset_type=r["dataset_type"], dataset_name=r["dataset_name"],
+                       dataset_split=r.get("dataset_split"), metric_type=r["metric_type"],
+                       metric_name=r.get("metric_name"), metric_value=round(float(r["value"]), 4)) for r in results]
+
+
+def _results_table(results: list[dict]) -> str:
+    """The same results as a markdown table, values in %."""
+    rows = "\n".join(f"| {r['dataset_name']} | {r.get('dataset_split', '')} | {r.get('metric_name', r['metric_type'])} "
+                     f"| {100 * float(r['value']):.1f} |" for r in results)
+    return f"| dataset | split | metric | value (%) |\n|---|---|---|---|\n{rows}"
+
+
 def write_model_card(folder: str | Path, *, model_name: str, description: str,
                      results: list[dict], datasets: list[str], command: str,
                      base_model: str | None = None, tags: list[str] | None = None) -> Path:
@@ -24,21 +38,12 @@ def write_model_card(folder: str | Path, *, model_name: str, description: str,
     `results`: [{"task_type", "dataset_type", "dataset_name", "dataset_split", "metric_type",
     "metric_name", "value"}], values as reported (fractions in [0, 1]).
     """
-    eval_results = [
-        EvalResult(task_type=r["task_type"], dataset_type=r["dataset_type"],
-                   dataset_name=r["dataset_name"], dataset_split=r.get("dataset_split"),
-                   metric_type=r["metric_type"], metric_name=r.get("metric_name"),
-                   metric_value=round(float(r["value"]), 4))
-        for r in results
-    ]
     data = ModelCardData(language="en", license="mit", library_name="transformers",
                          datasets=datasets, tags=tags or [], base_model=base_model,
-                         model_name=model_name, eval_results=eval_results or None)
-    rows = "\n".join(f"| {r['dataset_name']} | {r.get('dataset_split', '')} | {r.get('metric_name', r['metric_type'])} "
-                     f"| {100 * float(r['value']):.1f} |" for r in results)
+                         model_name=model_name, eval_results=_eval_results(results) or None)
     content = (
         f"---\n{data.to_yaml()}\n---\n\n# {model_name}\n\n{description}\n\n"
-        f"## Evaluation\n\n| dataset | split | metric | value (%) |\n|---|---|---|---|\n{rows}\n\n"
+        f"## Evaluation\n\n{_results_table(results)}\n\n"
         f"## How it was trained\n\n```\n{command}\n```\n"
     )
     card = ModelCard(content)
@@ -80,13 +85,8 @@ def add_results(repo_id: str, results: list[dict], files: dict[str, str], *, com
         old = [r for r in (card.data.eval_results or [])
                if not any(r.dataset_split == n["dataset_split"] and r.dataset_name == n["dataset_name"]
                           and r.metric_type == n["metric_type"] for n in results)]
-        card.data.eval_results = old + [
-            EvalResult(task_type=r["task_type"], dataset_type=r["dataset_type"], dataset_name=r["dataset_name"],
-                       dataset_split=r.get("dataset_split"), metric_type=r["metric_type"],
-                       metric_name=r.get("metric_name"), metric_value=round(float(r["value"]), 4)) for r in results]
-        rows = "\n".join(f"| {r['dataset_name']} | {r.get('dataset_split', '')} | {r.get('metric_name', r['metric_type'])} "
-                         f"| {100 * float(r['value']):.1f} |" for r in results)
-        card.text += f"\n## {commit_message}\n\n| dataset | split | metric | value (%) |\n|---|---|---|---|\n{rows}\n"
+        card.data.eval_results = old + _eval_results(results)
+        card.text += f"\n## {commit_message}\n\n{_results_table(results)}\n"
         ops = [CommitOperationAdd("README.md", str(card).encode())]
         ops += [CommitOperationAdd(path, text.encode()) for path, text in files.items()]
         info = api.create_commit(repo_id=repo_id, operations=ops, commit_message=commit_message)
