@@ -15,7 +15,7 @@ from typing import Sequence
 
 import numpy as np
 
-from models.qa_alignment import _numbers, align, entailment_both_ways, extract_qas, numbers_conflict, predicates_of
+from models.qa_alignment import align, entailment_both_ways, extract_qas, numbers_conflict, numbers_in, predicates_of
 from models.text import as_tokens, script_warnings
 
 FORMAT_FILE = "contradiction.json"
@@ -32,7 +32,7 @@ def pair_features(tok_a, tok_b, qas_a, qas_b, aligned, sup_a, sup_b, similarity:
     """The feature dict of one analysed pair (see FEATURES). similarity: the sentence embeddings'
     cosine; numbers that differ between two sentences that say nearly the same thing are the
     strongest cue of a contradiction, between two that say different things the weakest."""
-    na, nb = _numbers(tok_a), _numbers(tok_b)
+    na, nb = numbers_in(tok_a), numbers_in(tok_b)
     ca = {t.lower() for t in tok_a if t.isalnum()}
     cb = {t.lower() for t in tok_b if t.isalnum()}
     neg = lambda toks: sum(t.lower() in ("not", "n't", "never", "no") for t in toks)  # noqa: E731

@@ -22,7 +22,7 @@ from __future__ import annotations
 from typing import Sequence
 
 from metrics.roles import question_to_sem_role
-from models.qa_alignment import _content, _numbers, answer_relation, extract_qas, numbers_conflict
+from models.qa_alignment import answer_relation, content_set, extract_qas, numbers_conflict, numbers_in
 from models.question_slots import parse_question
 
 STRUCT_FEATURES = ("struct_pred_in_ref", "struct_role_in_ref", "struct_role_match", "struct_role_conflict",
@@ -91,20 +91,20 @@ class ReferenceStructure:
             return {**NEUTRAL, "struct_fallback": 1.0}
         forms, role = hyp
         answer_toks = answer.split()
-        words = _content(answer_toks)
+        words = content_set(answer_toks)
         same_pred = [q for q in ref if q["verb_form"] in forms]
         same_role = [q for q in same_pred if q["role"] == role]
         rels = [answer_relation(answer_toks, q["tokens"][q["answer_span"][0]:q["answer_span"][1]]) for q in same_role]
         match = any(r["relation"] in ("same", "overlap") for r in rels)
-        pred_args = set().union(*(_content(q["answer"].split()) for q in same_pred)) if same_pred else set()
-        other_args = set().union(*(_content(q["answer"].split()) for q in ref if q["verb_form"] not in forms))
-        nums = _numbers(answer_toks)
+        pred_args = set().union(*(content_set(q["answer"].split()) for q in same_pred)) if same_pred else set()
+        other_args = set().union(*(content_set(q["answer"].split()) for q in ref if q["verb_form"] not in forms))
+        nums = numbers_in(answer_toks)
         return {
             "struct_pred_in_ref": float(bool(same_pred)),
             "struct_role_in_ref": float(bool(same_role)),
             "struct_role_match": float(match),
             "struct_role_conflict": float(not match and any(r["relation"] == "disjoint" for r in rels)),
-            "struct_numbers_conflict": float(bool(nums) and any(numbers_conflict(nums, _numbers(q["answer"].split()))
+            "struct_numbers_conflict": float(bool(nums) and any(numbers_conflict(nums, numbers_in(q["answer"].split()))
                                                                 for q in same_role)),
             "struct_answer_in_args": len(words & pred_args) / len(words) if words else 0.0,
             "struct_answer_elsewhere": len((words & other_args) - pred_args) / len(words) if words else 0.0,

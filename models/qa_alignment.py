@@ -28,7 +28,7 @@ PRONOUNS = frozenset("he she it they him her them his hers its their theirs we u
                      "who which".split())
 
 
-def _numbers(tokens: Sequence[str]) -> set[str]:
+def numbers_in(tokens: Sequence[str]) -> set[str]:
     """Numbers a span states: digits (1,200 -> 1200; 13th -> 13; 1990s -> 1990) and number words."""
     out = set()
     for t in tokens:
@@ -46,7 +46,7 @@ def _names(tokens: Sequence[str], start: int) -> set[str]:
     return {t for i, t in enumerate(tokens, start) if i > 0 and t[:1].isupper() and t.isalpha() and t.lower() not in STOP}
 
 
-def _content(tokens: Sequence[str]) -> set[str]:
+def content_set(tokens: Sequence[str]) -> set[str]:
     return {t.lower() for t in tokens if any(c.isalnum() for c in t) and t.lower() not in STOP}
 
 
@@ -64,8 +64,8 @@ def answer_relation(a: Sequence[str], b: Sequence[str], a_start: int = 1, b_star
     """How two answers relate: relation same / overlap / pronoun (one side is a lone pronoun) /
     disjoint (content words), numbers_differ
     and names_differ (both sides state some and share none), and the content-word Jaccard."""
-    ca, cb = _content(a), _content(b)
-    na, nb = _numbers(a), _numbers(b)
+    ca, cb = content_set(a), content_set(b)
+    na, nb = numbers_in(a), numbers_in(b)
     ma, mb = _names(a, a_start), _names(b, b_start)
     pronoun = any(len(x) == 1 and x[0].lower() in PRONOUNS for x in (a, b))  # "She" vs "Merkel": unknown, likely the same
     relation = "same" if ca == cb else "overlap" if ca & cb else "pronoun" if pronoun else "disjoint"
