@@ -88,7 +88,7 @@ def differences(old: dict, new: dict, limit: int = 12) -> list[str]:
     return lines + ([f"... and {len(keys) - limit} more"] if len(keys) > limit else [])
 
 
-def check_config(cfg: DictConfig, run_dir: Path, trainer: str, volatile: tuple[str, ...], fresh: bool) -> bool:
+def check_stored_config(cfg: DictConfig, run_dir: Path, trainer: str, volatile: tuple[str, ...], fresh: bool) -> bool:
     """Compare with the configuration stored in `run_dir`. Raises ConfigMismatchError on another one
     unless `fresh`; returns whether an earlier run of another configuration is being replaced.
     Writes the stored configuration (rank 0 only; every rank checks first)."""
@@ -154,7 +154,7 @@ def claim_run_dir(cfg: DictConfig, run_dir: Path, trainer: str, volatile: tuple[
     earlier run's checkpoint folder aside. Everything a trainer does with the directory goes inside."""
     with run_dir_lock(run_dir):
         fresh = cfg.get("resume", "auto") in (None, False, "none")
-        check_config(cfg, run_dir, trainer, volatile, fresh)
+        check_stored_config(cfg, run_dir, trainer, volatile, fresh)
         if fresh and checkpoints and (run_dir / checkpoints).is_dir() and any((run_dir / checkpoints).iterdir()):
             move_aside(run_dir / checkpoints)
         yield
