@@ -84,6 +84,7 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
         for r in reports:
             f.write(json.dumps(r, ensure_ascii=False) + "\n")
     summary = summarize(reports)
+    summary["scorer_stats"] = dict(getattr(pipe.scorer, "stats", {}))  # e.g. QAs scored without the structure features
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
     if cfg.get("html", True):
         from evaluation.consistency_html import write_page

@@ -182,8 +182,9 @@ class EmbeddingScorer(Scorer, _ChunkingMixin):
         outs = []
         with torch.inference_mode():
             for i in range(0, len(texts), self.batch_size):
+                # verbose=False: an over-long text is counted and cut below, not warned about here
                 enc = self.tokenizer(texts[i:i + self.batch_size], padding=True, truncation=False,
-                                     return_tensors="pt")
+                                     return_tensors="pt", verbose=False)
                 if enc["input_ids"].shape[1] > self.max_length:
                     self.stats["embedding_text_over_max_length"] += 1
                     enc = self.tokenizer(texts[i:i + self.batch_size], padding=True, truncation=True,
@@ -443,6 +444,8 @@ class StackedScorer(Scorer):
             raise ValueError("stacked feature 'embedding' needs an embedding scorer")
         if any(f.startswith("struct_") for f in self.features) and structure is None:
             raise ValueError("stacked struct_* features need the reference parser (models.entailment_structure)")
+        if any(f.endswith("_sim") and f.startswith("struct_") for f in self.features) and structure.embedder is None:
+            raise ValueError("stacked struct_*_sim features need the reference structure's sentence embedder")
         self.structure = structure
         self.coef, self.intercept = list(coef or [0.0] * len(self.features)), float(intercept)
         self.mean = list(mean or [0.0] * len(self.features))
@@ -461,8 +464,13 @@ class StackedScorer(Scorer):
             for r, s in zip(rows, self.embedding.score(premise, hypotheses, answers)):
                 r["embedding"] = s
         if self.structure is not None:  # the reference parsed once (cached), each QA checked against its QAs
-            for r, h, a in zip(rows, hypotheses, answers):
-                r.update(self.structure.features(words, *split_hypothesis(h, a)))
+            qa = [split_hypothesis(h, a) for h, a in zip(hypotheses, answers)]
+            for r, f in zip(rows, self.structure.features_many(words, [q for q, _ in qa], [a for _, a in qa])):
+                r.update(f)
+                # a reference without predicates, or a question that is no template: lexical features decide
+                self.stats["structure_fallback_qas"] += int(f["struct_fallback"])
+            for k, v in self.structure.stats.items():  # running totals of the structure (set, not added)
+                self.stats[f"structure_{k}"] = v
         if "neural" in self.features:
             ns = neural_scores if neural_scores is not None else self.neural.score(premise, hypotheses, answers)
             for r, s in zip(rows, ns):

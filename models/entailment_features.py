@@ -20,7 +20,8 @@ STACK_FEATURES = ("lex_raw", "lex_raw_all", "lex_norm", "lex_content", "answer_p
                   "q_stem_cov", "q_long_cov", "q_bigram_cov", "answer_pronoun", "embedding", "neural",
                   # the reference's own QAs (models/entailment_structure.py)
                   "struct_pred_in_ref", "struct_role_in_ref", "struct_role_match", "struct_role_conflict",
-                  "struct_numbers_conflict", "struct_answer_in_args", "struct_answer_elsewhere", "struct_fallback")
+                  "struct_numbers_conflict", "struct_answer_in_args", "struct_answer_elsewhere", "struct_fallback",
+                  "struct_fact_sim", "struct_pred_sim")
 
 
 # ---------------------------------------------------------------------------- text utilities

@@ -78,6 +78,6 @@ def load_stacked(folder: Path, fmt: dict, batch_size: int | None = None) -> Stac
         from models.entailment_structure import ReferenceStructure
 
         structure = ReferenceStructure.from_pretrained(fmt["structure"]["parser"], fmt["structure"]["detector"],
-                                                       batch_size or 32)
+                                                       batch_size or 32, fmt["structure"].get("embedder"))
     return StackedScorer(fmt["features"], fmt["coef"], fmt["intercept"], fmt["mean"], fmt["std"],
                          neural=neural, embedding=embedding, threshold=fmt.get("threshold"), structure=structure)

@@ -14,6 +14,13 @@ its slots give its role (metrics.roles). Then, with models/qa_alignment.py:
 - struct_answer_elsewhere: share found only among other predicates' arguments (an intrinsic error:
   the words are in the reference, attached to something else).
 
+With a sentence embedder (MiniLM), two soft versions of the exact matches above, for paraphrases
+("beat" where the reference says "defeated"), which the exact verb-form match counts as absent:
+
+- struct_fact_sim:       cosine of the QA ("question answer") with the most similar reference QA;
+- struct_pred_sim:       cosine of the question's verb with the most similar reference predicate
+  (1 when the verb form is there).
+
 A reference with no predicate, or a question that is not a QA-SRL template, gives the neutral
 values below and `fallback` = 1: the lexical features carry the decision (never a crash).
 """
@@ -25,8 +32,10 @@ from metrics.roles import question_to_sem_role
 from models.qa_alignment import answer_relation, content_set, extract_qas, numbers_conflict, numbers_in
 from models.question_slots import parse_question
 
-STRUCT_FEATURES = ("struct_pred_in_ref", "struct_role_in_ref", "struct_role_match", "struct_role_conflict",
-                   "struct_numbers_conflict", "struct_answer_in_args", "struct_answer_elsewhere", "struct_fallback")
+EXACT_FEATURES = ("struct_pred_in_ref", "struct_role_in_ref", "struct_role_match", "struct_role_conflict",
+                  "struct_numbers_conflict", "struct_answer_in_args", "struct_answer_elsewhere", "struct_fallback")
+SIMILARITY_FEATURES = ("struct_fact_sim", "struct_pred_sim")
+STRUCT_FEATURES = EXACT_FEATURES + SIMILARITY_FEATURES
 NEUTRAL = {f: 0.0 for f in STRUCT_FEATURES}
 SENTENCE_END = {".", "!", "?"}
 
@@ -46,19 +55,31 @@ class ReferenceStructure:
     """The QAs of references, parsed once each (keyed by their tokens), and the features of
     hypothesis QAs against them."""
 
-    def __init__(self, detector, parser, parser_path: str | None = None, detector_path: str | None = None):
-        self.detector, self.parser = detector, parser
+    def __init__(self, detector, parser, parser_path: str | None = None, detector_path: str | None = None,
+                 embedder=None, embedder_path: str | None = None):
+        self.detector, self.parser, self.embedder = detector, parser, embedder
         self.paths = {"parser": parser_path, "detector": detector_path}
+        if embedder is not None:
+            self.paths["embedder"] = embedder_path
         self.cache: dict[tuple, list[dict]] = {}
+        self.vectors: dict[str, object] = {}  # text -> unit embedding (reference QAs, predicates)
         self.stats = {"references": 0, "no_predicate": 0, "unparsed_questions": 0}
 
     @classmethod
-    def from_pretrained(cls, parser: str, detector: str, batch_size: int = 32) -> "ReferenceStructure":
+    def from_pretrained(cls, parser: str, detector: str, batch_size: int = 32,
+                        embedder: str | None = None) -> "ReferenceStructure":
+        """embedder: a sentence-embedding model name or path ("minilm") for the similarity
+        features; None for the exact ones only."""
         from models.parser import load_parser
         from models.predicates import PredicateDetector
 
+        emb = None
+        if embedder:
+            from models.entailment import EmbeddingScorer
+
+            emb = EmbeddingScorer(embedder)
         return cls(PredicateDetector.from_pretrained(detector, batch_size=batch_size),
-                   load_parser(parser, batch_size=batch_size), parser, detector)
+                   load_parser(parser, batch_size=batch_size), parser, detector, emb, embedder)
 
     def reference_qas(self, tokens: Sequence[str]) -> list[dict]:
         key = tuple(tokens)
@@ -83,6 +104,33 @@ class ReferenceStructure:
         word = ((slots.get("verb") or "").split()[-1:] or [""])[0].lower()
         forms = {word, (self.detector.verb_forms.lookup(word, "verbal") or word).lower()} if word else set()
         return forms, question_to_sem_role(slots, parsed.is_passive)
+
+    def embed(self, texts: Sequence[str]):
+        """Unit vectors of texts (numpy, one row each), each text embedded once per scorer."""
+        import numpy as np
+
+        new = [t for t in dict.fromkeys(texts) if t not in self.vectors]
+        if new:
+            self.vectors.update(zip(new, np.asarray(self.embedder.embed(new), dtype=float)))
+        return np.array([self.vectors[t] for t in texts]).reshape(len(texts), -1)
+
+    def features_many(self, premise: Sequence[str], questions: Sequence[str], answers: Sequence[str]) -> list[dict]:
+        """features() of several QAs against one reference, their embeddings in one batch."""
+        if self.embedder is not None and self.reference_qas(premise):
+            self.embed([f"{q} {a}" for q, a in zip(questions, answers)])  # features() finds them cached
+        return [self.features(premise, q, a) for q, a in zip(questions, answers)]
+
+    def similarity(self, ref: list[dict], forms: set[str], question: str, answer: str) -> dict:
+        """struct_fact_sim and struct_pred_sim of one QA against the reference's QAs."""
+        facts = self.embed([f"{q['question']} {q['answer']}" for q in ref])
+        fact_sim = float((facts @ self.embed([f"{question} {answer}"])[0]).max())
+        preds = sorted({q["verb_form"] for q in ref})
+        if forms & set(preds):
+            pred_sim = 1.0
+        else:  # the shortest form (the lemma "beat", not "beaten") against the reference's verb forms
+            word = min(forms, key=lambda f: (len(f), f)) if forms else ""
+            pred_sim = float((self.embed(preds) @ self.embed([word])[0]).max()) if word else 0.0
+        return {"struct_fact_sim": fact_sim, "struct_pred_sim": pred_sim}
 
     def features(self, premise: Sequence[str], question: str, answer: str) -> dict:
         ref = self.reference_qas(premise)
@@ -109,4 +157,6 @@ class ReferenceStructure:
             "struct_answer_in_args": len(words & pred_args) / len(words) if words else 0.0,
             "struct_answer_elsewhere": len((words & other_args) - pred_args) / len(words) if words else 0.0,
             "struct_fallback": 0.0,
+            **(self.similarity(ref, forms, question, answer) if self.embedder is not None else
+               {f: 0.0 for f in SIMILARITY_FEATURES}),
         }

@@ -77,6 +77,42 @@ def test_no_predicate_or_no_template_falls_back_to_the_lexical_features(structur
     assert structure.stats["no_predicate"] == 1 and structure.stats["unparsed_questions"] == 1
 
 
+class Synonyms:
+    """The embedder's interface (unit vectors): one dimension per word group, a word in the group
+    when it starts with one of its prefixes ("passe" and "approve" share one)."""
+    GROUPS = [("appro", "pass"), ("sign",), ("council",), ("mayor",), ("budget",), ("law",), ("2019",)]
+
+    def embed(self, texts):
+        import numpy as np
+
+        vecs = np.array([[sum(w.lower().startswith(g) for w in t.split()) for g in map(tuple, self.GROUPS)]
+                         for t in texts], dtype=float)
+        return vecs / np.maximum(np.linalg.norm(vecs, axis=1, keepdims=True), 1e-9)
+
+
+def test_similarity_features_soften_the_exact_matches():
+    st = ReferenceStructure(Detector({"approved", "signed"}), RuleParser(), "P", "D", Synonyms(), "syn")
+    exact = st.features(REF, "Who approved something?", "The council")
+    # the reference QA "who ...? The council" shares "council", not the verb (the scripted parser's questions)
+    assert exact["struct_fact_sim"] == pytest.approx(2 ** -0.5) and exact["struct_pred_sim"] == 1.0
+    # a paraphrased predicate: absent for the exact match, present for the similarity
+    para = st.features(REF, "Who passed something?", "The council")
+    assert para["struct_pred_in_ref"] == 0.0 and para["struct_pred_sim"] == pytest.approx(1.0)
+    unrelated = st.features(REF, "Who vetoed something?", "the treasurer")
+    assert unrelated["struct_pred_sim"] == 0.0 and unrelated["struct_fact_sim"] == 0.0
+    # one batch for several QAs gives what one at a time gives
+    many = st.features_many(REF, ["Who approved something?", "Who vetoed something?"], ["The council", "the treasurer"])
+    assert many == [exact, unrelated]
+    assert st.paths == {"parser": "P", "detector": "D", "embedder": "syn"}
+    # no embedder: neutral similarity values, and a scorer that asks for them is refused
+    plain = ReferenceStructure(Detector({"approved"}), RuleParser())
+    assert plain.features(REF, "Who approved something?", "The council")["struct_fact_sim"] == 0.0
+    from models.entailment import StackedScorer
+
+    with pytest.raises(ValueError, match="embedder"):
+        StackedScorer(["lex_raw", "struct_fact_sim"], structure=plain)
+
+
 def test_stacked_scorer_uses_them_and_records_its_parser(structure):
     from models.entailment import StackedScorer
 
@@ -87,6 +123,11 @@ def test_stacked_scorer_uses_them_and_records_its_parser(structure):
                         answers=["The council", "The mayor"])
     assert good > bad
     assert s.format_dict()["structure"] == {"parser": "P", "detector": "D"}
+    # the fallback is reported: a reference without predicates, and a question that is no template
+    s.score("Blue skies .".split(), ["Who approved something? x"], answers=["x"])
+    s.score(REF, ["is this even a question x"], answers=["x"])
+    assert s.stats["structure_fallback_qas"] == 2 and s.stats["structure_no_predicate"] == 1
+    assert s.stats["structure_unparsed_questions"] == 1 and s.stats["structure_references"] == 2
 
 
 def test_train_chooses_by_cv_and_saves_the_parser_reference(tmp_path, monkeypatch):
@@ -97,14 +138,23 @@ def test_train_chooses_by_cv_and_saves_the_parser_reference(tmp_path, monkeypatc
     from test_entailment import FIXTURE
     from train.entailment import train
 
-    monkeypatch.setattr(es.ReferenceStructure, "from_pretrained",
-                        classmethod(lambda cls, p, d, batch_size=32: cls(Detector({"approved", "signed", "said"}), RuleParser(), p, d)))
-    metrics = train(compose_cfg("train_entailment", ["classifier=stacked", f"data.train_file={FIXTURE}", "cv.folds=2",
-                                                     "parser=P", "detector=D"]), tmp_path)
+    def fake(cls, p, d, batch_size=32, embedder=None):
+        return cls(Detector({"approved", "signed", "said"}), RuleParser(), p, d,
+                   Synonyms() if embedder else None, embedder)
+
+    monkeypatch.setattr(es.ReferenceStructure, "from_pretrained", classmethod(fake))
+    overrides = ["classifier=stacked", f"data.train_file={FIXTURE}", "cv.folds=2", "parser=P", "detector=D"]
+    metrics = train(compose_cfg("train_entailment", overrides + ["structure_embedder=null"]), tmp_path / "exact")
     stacked = metrics["stacked"]
     assert set(stacked["candidates"]) == {"lexical", "with_structure"} and stacked["chosen"] in stacked["candidates"]
-    fmt = json.loads((tmp_path / "stacked" / "entailment_format.json").read_text())
+    fmt = json.loads((tmp_path / "exact" / "stacked" / "entailment_format.json").read_text())
     assert (fmt["structure"] == {"parser": "P", "detector": "D"}) == (stacked["chosen"] == "with_structure")
+    # with the embedder, a third candidate; the checkpoint names the embedder only when it needs it
+    stacked = train(compose_cfg("train_entailment", overrides), tmp_path / "sim")["stacked"]
+    assert set(stacked["candidates"]) == {"lexical", "with_structure", "with_structure_similarity"}
+    fmt = json.loads((tmp_path / "sim" / "stacked" / "entailment_format.json").read_text())
+    assert ("embedder" in (fmt["structure"] or {})) == (stacked["chosen"] == "with_structure_similarity")
+    assert ("struct_fact_sim" in fmt["features"]) == (stacked["chosen"] == "with_structure_similarity")
 
 
 def test_error_kinds_and_the_before_after_table(tmp_path, capsys):

@@ -19,8 +19,9 @@ def fit_stacker(cfg: DictConfig, examples, oof_neural: list[float] | None, run_d
                 neural_dir: Path | None) -> dict:
     """Logistic regression over lexical signals (+ the neural out-of-fold score, + the reference's
     QAs when cfg.parser and cfg.detector are given), evaluated by the same grouped CV, then fitted
-    on all dev and saved as a `stacked` checkpoint. With structure features, the CV chooses between
-    the feature set with and without them (mean balanced accuracy over the three subsets)."""
+    on all dev and saved as a `stacked` checkpoint. With structure features, the CV chooses among
+    the lexical set, + the exact structure features, + their similarity versions when
+    cfg.structure_embedder names a sentence embedder (mean balanced accuracy over the three subsets)."""
     import numpy as np
 
     feats = list(cfg.stack.features)
@@ -30,10 +31,14 @@ def fit_stacker(cfg: DictConfig, examples, oof_neural: list[float] | None, run_d
         feats = [f for f in feats if f != "neural"]
     structure = None
     if cfg.get("parser") and cfg.get("detector"):
-        from models.entailment_structure import STRUCT_FEATURES, ReferenceStructure
+        from models.entailment_structure import EXACT_FEATURES, SIMILARITY_FEATURES, ReferenceStructure
 
-        structure = ReferenceStructure.from_pretrained(cfg.parser, cfg.detector)
-        candidates = {"lexical": feats, "with_structure": feats + [f for f in STRUCT_FEATURES if f not in feats]}
+        embedder = cfg.get("structure_embedder")
+        structure = ReferenceStructure.from_pretrained(cfg.parser, cfg.detector, embedder=embedder)
+        exact = feats + [f for f in EXACT_FEATURES if f not in feats]
+        candidates = {"lexical": feats, "with_structure": exact}
+        if embedder:  # the soft matches (MiniLM) on top of the exact ones
+            candidates["with_structure_similarity"] = exact + list(SIMILARITY_FEATURES)
     else:
         candidates = {"lexical": feats}
     every = candidates[list(candidates)[-1]]
@@ -66,6 +71,8 @@ def fit_stacker(cfg: DictConfig, examples, oof_neural: list[float] | None, run_d
     out = run_dir / "stacked"
     out.mkdir(parents=True, exist_ok=True)
     uses_structure = any(f.startswith("struct_") for f in feats)
+    if uses_structure and not any(f in feats for f in ("struct_fact_sim", "struct_pred_sim")):
+        structure.paths.pop("embedder", None)  # chosen without the similarity: loading needs no embedder
     fmt = {"family": "stacked", "features": feats, "coef": lr.coef_[0].tolist(),
            "intercept": float(lr.intercept_[0]), "mean": best["mean"].tolist(), "std": best["std"].tolist(),
            "threshold": best["threshold"], "neural": "neural" if oof_neural is not None else None,
