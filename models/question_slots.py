@@ -70,10 +70,6 @@ _CLOSED = frozenset({"who", "what", "when", "where", "why", "how", "much", "some
                      "somewhere", "it", "not"})
 
 
-class QuestionParseError(ValueError):
-    """The question does not follow the QA-SRL template (decoding counts these)."""
-
-
 @dataclass(frozen=True)
 class ParsedQuestion:
     slots: dict
@@ -274,13 +270,6 @@ def parse_question(question: str, verb_form: str | None = None) -> ParsedQuestio
         return None
     best = _normalize(best)
     return ParsedQuestion(best, is_passive_voice(best), is_negated_question(best))
-
-
-def parse_question_or_raise(question: str, verb_form: str | None = None) -> ParsedQuestion:
-    parsed = parse_question(question, verb_form)
-    if parsed is None:
-        raise QuestionParseError(f"not a QA-SRL template question: {question!r}")
-    return parsed
 
 
 def fallback_slots(question: str, verb_form: str | None = None) -> dict:

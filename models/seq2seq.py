@@ -25,9 +25,6 @@ from models.qa_format import QAFormat
 
 log = logging.getLogger(__name__)
 
-T5_TYPES = ("t5", "mt5", "umt5", "longt5")
-
-
 def resolve_name(name: str) -> str:
     """`minilm` -> the folder of the offline MiniLM weights; folders and Hub ids as given."""
     return resolve_model_path(name) or name
