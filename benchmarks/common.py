@@ -58,6 +58,23 @@ def machine() -> dict:
     return info
 
 
+def add_run_options(ap, seed: int = 0) -> None:
+    """The options every CPU benchmark takes: --repeats (medians over them), --threads, --seed, --out."""
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--threads", type=int, default=None, help="torch threads (1 beside another busy job)")
+    ap.add_argument("--seed", type=int, default=seed)
+    ap.add_argument("--out", default=None, help="result JSON path (default: benchmarks/results/...)")
+
+
+def start_run(a) -> None:
+    """Apply --threads and say whether the machine is busy, before anything is timed."""
+    import torch
+
+    if a.threads:
+        torch.set_num_threads(a.threads)
+    warn_if_busy()
+
+
 def warn_if_busy() -> None:
     """Two torch threads on two cores that another job also uses can run 10-90x slower (the OpenMP
     threads wait on each other): say so, since every figure would be skewed."""

@@ -17,9 +17,8 @@ import random
 import time
 from pathlib import Path
 
-import torch
 
-from benchmarks.common import ROOT, machine, median, warn_if_busy, write_result
+from benchmarks.common import ROOT, add_run_options, machine, median, start_run, write_result
 
 
 def main() -> None:
@@ -29,14 +28,9 @@ def main() -> None:
     ap.add_argument("--entailment", required=True)
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "qasem-consistency" / "test.jsonl"))
     ap.add_argument("--responses", type=int, default=12, help="a seeded sample of test responses")
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--threads", type=int, default=None)
-    ap.add_argument("--seed", type=int, default=42)
-    ap.add_argument("--out", default=None)
+    add_run_options(ap, seed=42)
     a = ap.parse_args()
-    if a.threads:
-        torch.set_num_threads(a.threads)
-    warn_if_busy()
+    start_run(a)
 
     from evaluation.consistency_benchmark import load_responses
     from models.consistency import ConsistencyPipeline

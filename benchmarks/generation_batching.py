@@ -20,7 +20,7 @@ from pathlib import Path
 
 import torch
 
-from benchmarks.common import ROOT, compose_parser_config, load_records, machine, median, warn_if_busy, write_result
+from benchmarks.common import ROOT, add_run_options, compose_parser_config, load_records, machine, median, start_run, write_result
 
 
 def newest_checkpoint() -> Path | None:
@@ -60,14 +60,9 @@ def main(argv=None) -> dict:
     ap.add_argument("--records", type=int, default=48, help="dev predicates (GS dev + QANom dev sample)")
     ap.add_argument("--batch-size", type=int, default=32)
     ap.add_argument("--max-new-tokens", type=int, default=None, help="cap generation length (default: the model's)")
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--threads", type=int, default=None)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", default=None)
+    add_run_options(ap, seed=0)
     a = ap.parse_args(argv)
-    if a.threads:
-        torch.set_num_threads(a.threads)
-    warn_if_busy()
+    start_run(a)
     if a.model != "minilm_ed" and not a.checkpoint:
         a.fresh = True
 

@@ -18,7 +18,7 @@ import time
 
 import torch
 
-from benchmarks.common import compose_parser_config, load_records, machine, median, warn_if_busy, write_result
+from benchmarks.common import add_run_options, compose_parser_config, load_records, machine, median, start_run, write_result
 
 
 def main(argv=None) -> dict:
@@ -26,15 +26,10 @@ def main(argv=None) -> dict:
     ap.add_argument("--checkpoint", action="append", required=True, help="a parser checkpoint (repeat the option)")
     ap.add_argument("--records", type=int, default=200, help="dev predicates (GS dev + QANom dev sample)")
     ap.add_argument("--batch-size", type=int, default=32)
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--threads", type=int, default=None)
     ap.add_argument("--bf16", action="store_true", help="span parsers: bf16 autocast (seq2seq ones run as saved)")
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", default=None)
+    add_run_options(ap, seed=0)
     a = ap.parse_args(argv)
-    if a.threads:
-        torch.set_num_threads(a.threads)
-    warn_if_busy()
+    start_run(a)
     from metrics.qasrl import evaluate_records
     from models.parser import load_parser
 

@@ -29,7 +29,7 @@ from torch.utils.data import RandomSampler
 from transformers import default_data_collator
 from transformers.trainer_pt_utils import LengthGroupedSampler
 
-from benchmarks.common import compose_parser_config, load_records, machine, median, warn_if_busy, write_result
+from benchmarks.common import add_run_options, compose_parser_config, load_records, machine, median, start_run, write_result
 
 
 def spread(batches: list, k: int) -> list:
@@ -101,14 +101,9 @@ def main(argv=None) -> dict:
     ap.add_argument("--batch-size", type=int, default=None, help="default: trainer.args.per_device_train_batch_size")
     ap.add_argument("--steps", type=int, default=6, help="timed steps per measurement")
     ap.add_argument("--warmup", type=int, default=1)
-    ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--threads", type=int, default=None)
-    ap.add_argument("--seed", type=int, default=0)
-    ap.add_argument("--out", default=None, help="result JSON path (default: benchmarks/results/...)")
+    add_run_options(ap, seed=0)
     a = ap.parse_args(argv)
-    if a.threads:
-        torch.set_num_threads(a.threads)
-    warn_if_busy()
+    start_run(a)
 
     from models.qa_format import get_format
     from models.seq2seq import build_model, build_tokenizer

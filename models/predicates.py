@@ -144,7 +144,9 @@ def word_pieces(tokenizer, sentences: Sequence[Sequence[str]]) -> list[list[list
     out = [[[] for _ in s] for s in sentences]
     todo = [i for i, s in enumerate(sentences) if s]
     if todo:
-        enc = tokenizer([sentences[i] for i in todo], is_split_into_words=True, add_special_tokens=False)
+        # verbose=False: a sentence longer than the model is split into windows below, not an error
+        enc = tokenizer([sentences[i] for i in todo], is_split_into_words=True, add_special_tokens=False,
+                        verbose=False)
         for b, i in enumerate(todo):
             for tok, w in zip(enc["input_ids"][b], enc.word_ids(b)):
                 if w is not None:

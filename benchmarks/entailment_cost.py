@@ -1,0 +1,75 @@
+"""What the entailment classifier's features cost: several stacked checkpoints (lexical; + the
+reference's QAs; + the similarity features) scoring the same QASemConsistency QAs, side by side in
+one process, each run from a cold cache (every reference parsed and embedded again).
+
+    python -m benchmarks.entailment_cost --threads 1 \
+        --checkpoint outputs/entailment_stacked/stacked \
+        --checkpoint outputs/entailment_struct2/stacked --checkpoint outputs/entailment_struct3/stacked
+    python -m benchmarks.entailment_cost --checkpoint A --responses 2 --repeats 1     # smoke run
+
+Dev responses by default (the figures need no labels; the test half stays for quality figures).
+Reports seconds per response and QAs/s of each checkpoint (medians over repeats, the order rotating
+each repeat) and each one's time relative to the first. Result: benchmarks/results/entailment_cost-<time>.json.
+"""
+from __future__ import annotations
+
+import argparse
+import random
+import time
+
+
+from benchmarks.common import ROOT, add_run_options, machine, median, start_run, write_result
+
+
+def forget(scorer) -> None:
+    """Drop the parsed and embedded references, so that each run pays for them again."""
+    structure = getattr(scorer, "structure", None)
+    if structure is not None:
+        structure.cache.clear()
+        structure.vectors.clear()
+
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--checkpoint", action="append", required=True, help="a stacked checkpoint; the first is the baseline")
+    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "qasem-consistency" / "dev.jsonl"))
+    ap.add_argument("--responses", type=int, default=12, help="a seeded sample of responses")
+    add_run_options(ap, seed=42)
+    a = ap.parse_args(argv)
+    start_run(a)
+
+    from data_prep.consistency import read_consistency
+    from models.entailment import load_scorer
+
+    examples, _ = read_consistency(a.data, "dev" if "dev" in a.data else "test")
+    ids = sorted({e["response_id"] for e in examples})
+    chosen = set(random.Random(a.seed).sample(ids, min(a.responses, len(ids))))
+    examples = [e for e in examples if e["response_id"] in chosen]
+    scorers = [load_scorer(c) for c in a.checkpoint]
+    for s in scorers:  # warm-up: lazy imports, first allocations
+        s.score_examples(examples[:1])
+    times: dict[str, list[float]] = {c: [] for c in a.checkpoint}
+    for rep in range(a.repeats):
+        k = rep % len(scorers)
+        for c, s in list(zip(a.checkpoint, scorers))[k:] + list(zip(a.checkpoint, scorers))[:k]:
+            forget(s)
+            t0 = time.perf_counter()
+            s.score_examples(examples)
+            times[c].append(time.perf_counter() - t0)
+            print(f"repeat {rep} {c}: {times[c][-1]:.1f} s")
+    base = median(times[a.checkpoint[0]])
+    rows = {c: {"seconds": median(ts), "seconds_per_response": median(ts) / len(chosen),
+                "qas_per_s": len(examples) / median(ts), "relative_time": median(ts) / base, "runs": ts}
+            for c, ts in times.items()}
+    result = {"machine": machine(), "data": a.data, "responses": len(chosen), "qas": len(examples),
+              "references": len({tuple(e["premise_tokens"]) for e in examples}), "checkpoints": rows}
+    print(f"{len(chosen)} responses, {len(examples)} QAs, {result['references']} references")
+    for c, r in rows.items():
+        print(f"{c}: {r['seconds_per_response']:.2f} s/response, {r['qas_per_s']:.1f} QAs/s, "
+              f"{r['relative_time']:.1f}x the first (median of {len(r['runs'])})")
+    print("wrote", write_result("entailment_cost", result, a.out))
+    return result
+
+
+if __name__ == "__main__":
+    main()
