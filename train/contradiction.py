@@ -89,6 +89,23 @@ def out_of_fold(rows, labels, groups, features, C, folds: int, seed: int, synthe
     return oof
 
 
+def synthetic_only_grid(cfg, syn_rows, syn_labels, rows, labels, on_all) -> list[dict]:
+    """Diagnostic: what the synthetic set alone teaches, scored on validation (the threshold chosen
+    on validation itself, so the F1 is optimistic; the AUC needs no threshold)."""
+    grid = []
+    for name in cfg.cv.feature_sets:
+        for C in cfg.cv.C:
+            p = np.array(fit(syn_rows, syn_labels, FEATURE_SETS[name], float(C)).probabilities(rows))
+            t, _ = best_threshold(p, labels)
+            grid.append({"feature_set": name, "C": float(C), "threshold": t,
+                         "auc": float(roc_auc_score(labels, p)), "validation": on_all(p, t)})
+    top = max(grid, key=lambda g: g["validation"]["f1"])
+    log.info("synthetic only (best of the grid): %s C=%s, validation F1 %.3f (P %.3f / R %.3f), AUC %.3f",
+             top["feature_set"], top["C"], top["validation"]["f1"], top["validation"]["precision"],
+             top["validation"]["recall"], top["auc"])
+    return grid
+
+
 def read_synthetic(cfg: DictConfig) -> tuple[list[dict], dict]:
     """The first synthetic.limit pairs of the synthetic set, and its size and kinds (for the model info)."""
     path = Path(hydra.utils.to_absolute_path(cfg.synthetic.file))
@@ -150,20 +167,7 @@ def train(cfg: DictConfig, run_dir: Path) -> dict:
                              "threshold": t, "cv": on_all(oofs[-1], t)})
                 log.info("CV %-18s C=%-5s synthetic=%-5s F1 %.3f (threshold %.3f)", name, C, w, grid[-1]["cv"]["f1"], t)
     best = max(grid, key=lambda g: g["cv"]["f1"])
-    synthetic_only = []
-    if syn_pairs:
-        # diagnostic: what the synthetic set alone teaches, scored on validation (threshold chosen
-        # on validation itself, so the F1 is optimistic; the AUC needs no threshold)
-        for name in cfg.cv.feature_sets:
-            for C in cfg.cv.C:
-                p = np.array(fit(syn_rows, syn_labels, FEATURE_SETS[name], float(C)).probabilities(ok_rows))
-                t, _ = best_threshold(p, labels)
-                synthetic_only.append({"feature_set": name, "C": float(C), "threshold": t,
-                                       "auc": float(roc_auc_score(labels, p)), "validation": on_all(p, t)})
-        top = max(synthetic_only, key=lambda g: g["validation"]["f1"])
-        log.info("synthetic only (best of the grid): %s C=%s, validation F1 %.3f (P %.3f / R %.3f), AUC %.3f",
-                 top["feature_set"], top["C"], top["validation"]["f1"], top["validation"]["precision"],
-                 top["validation"]["recall"], top["auc"])
+    synthetic_only = synthetic_only_grid(cfg, syn_rows, syn_labels, ok_rows, labels, on_all) if syn_pairs else []
     ent = np.array([entailment_only(r) for r in ok_rows])
     t_ent, _ = best_threshold(ent, labels)
     baselines = {"always_contradiction": binary_prf(all_labels, np.ones(len(pairs), bool)),
