@@ -155,6 +155,23 @@ def test_train_chooses_by_cv_and_saves_the_parser_reference(tmp_path, monkeypatc
     fmt = json.loads((tmp_path / "sim" / "stacked" / "entailment_format.json").read_text())
     assert ("embedder" in (fmt["structure"] or {})) == (stacked["chosen"] == "with_structure_similarity")
     assert ("struct_fact_sim" in fmt["features"]) == (stacked["chosen"] == "with_structure_similarity")
+    # the checkpoint rebuilds its structure (parser, detector, embedder) wherever it is loaded
+    from models.entailment import load_scorer
+
+    fmt["features"] = fmt["features"] + ["struct_fact_sim"] * ("struct_fact_sim" not in fmt["features"])
+    fmt["structure"] = {"parser": "P", "detector": "D", "embedder": "syn"}
+    n = len(fmt["features"])
+    fmt.update(coef=(fmt["coef"] + [1.0])[:n], mean=(fmt["mean"] + [0.0])[:n], std=(fmt["std"] + [1.0])[:n])
+    (tmp_path / "sim" / "stacked" / "entailment_format.json").write_text(json.dumps(fmt))
+    loaded = load_scorer(tmp_path / "sim" / "stacked")
+    assert loaded.structure.paths == fmt["structure"] and isinstance(loaded.structure.embedder, Synonyms)
+    from models.entailment import StackedScorer
+
+    direct = StackedScorer(fmt["features"], fmt["coef"], fmt["intercept"], fmt["mean"], fmt["std"],
+                           structure=fake(es.ReferenceStructure, "P", "D", embedder="syn"))
+    qas = ["Who approved something? The council", "Who passed something? The mayor"]
+    assert loaded.score(REF, qas, answers=["The council", "The mayor"]) == \
+        direct.score(REF, qas, answers=["The council", "The mayor"])
 
 
 def test_error_kinds_and_the_before_after_table(tmp_path, capsys):
