@@ -177,23 +177,31 @@ class EmbeddingScorer(Scorer, _ChunkingMixin):
         self.max_length, self.batch_size = max_length, batch_size
         self.use_answer_only = use_answer_only
 
-    def embed(self, texts: list[str]):
+    def embed(self, texts: list[str], sort_by_length: bool = True):
+        """Unit vectors of texts, in their order. Batches are formed from texts of similar length
+        (sorted by characters), so that little of each batch is padding (1.6x faster on reference QAs,
+        benchmarks/embedding_batching.py; False: batches in the given order)."""
         torch = self.torch
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i])) if sort_by_length else list(range(len(texts)))
         outs = []
         with torch.inference_mode():
             for i in range(0, len(texts), self.batch_size):
+                batch = [texts[j] for j in order[i:i + self.batch_size]]
                 # verbose=False: an over-long text is counted and cut below, not warned about here
-                enc = self.tokenizer(texts[i:i + self.batch_size], padding=True, truncation=False,
-                                     return_tensors="pt", verbose=False)
+                enc = self.tokenizer(batch, padding=True, truncation=False, return_tensors="pt", verbose=False)
                 if enc["input_ids"].shape[1] > self.max_length:
                     self.stats["embedding_text_over_max_length"] += 1
-                    enc = self.tokenizer(texts[i:i + self.batch_size], padding=True, truncation=True,
+                    enc = self.tokenizer(batch, padding=True, truncation=True,
                                          max_length=self.tokenizer.model_max_length, return_tensors="pt")
                 h = self.model(**enc).last_hidden_state
                 m = enc["attention_mask"].unsqueeze(-1).float()
                 e = (h * m).sum(1) / m.sum(1).clamp(min=1e-9)
                 outs.append(torch.nn.functional.normalize(e, dim=-1))
-        return torch.cat(outs) if outs else torch.zeros(0)
+        if not outs:
+            return torch.zeros(0)
+        out = torch.empty(len(texts), outs[0].shape[1])
+        out[torch.tensor(order)] = torch.cat(outs)
+        return out
 
     def _template_cost(self) -> int:
         return 2

@@ -438,3 +438,17 @@ def test_synthetic_pretraining_stage_saves_a_checkpoint_and_is_reused(tmp_path):
     again = train(_compose("train_entailment", over), run)
     assert again["synthetic"] == first["synthetic"]
     assert (run / "pretrained" / STAGE_FILE).stat().st_mtime_ns == stamp  # reused, not retrained
+
+
+def test_embeddings_batched_by_length_come_back_in_order():
+    """embed sorts texts by length into batches (little padding) and returns them in the caller's
+    order: the same vectors as batches in the given order, and as each text embedded alone."""
+    import torch
+
+    sc = E.EmbeddingScorer(batch_size=2)
+    texts = ["a much longer sentence about the city council approving the budget in 2019", "yes",
+             "who approved something? the council", "no", "a medium sentence here"]
+    by_length, given = sc.embed(texts), sc.embed(texts, sort_by_length=False)
+    alone = torch.cat([sc.embed([t]) for t in texts])
+    assert torch.allclose(by_length, given, atol=1e-5) and torch.allclose(by_length, alone, atol=1e-5)
+    assert not torch.allclose(by_length[0], by_length[1], atol=1e-2)  # rows are not all one vector
