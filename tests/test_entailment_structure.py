@@ -198,3 +198,17 @@ def test_error_kinds_and_the_before_after_table(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["by_kind"]["intrinsic"] == {"before": 1, "after": 0, "fixed": 1, "new": 0}
     assert out["wrong"] == {"before": 4, "after": 3} and out["examples"]["intrinsic"]["fixed"][0]["id"] == "e3"
+
+
+def test_push_with_a_local_parser_is_refused_before_training(tmp_path):
+    """A pushed classifier names the parser and detector it parses references with: local folders
+    there would publish a checkpoint that loads nowhere else."""
+    from parser_helpers import compose_cfg
+    from test_entailment import FIXTURE
+    from train.entailment import check_config
+
+    (tmp_path / "parser").mkdir()
+    base = ["classifier=stacked", f"data.train_file={FIXTURE}", "hub=push", "hub.repo_id=org/ent", "detector=org/det"]
+    with pytest.raises(ValueError, match="parser=.*push them first"):
+        check_config(compose_cfg("train_entailment", base + [f"parser={tmp_path / 'parser'}"]))
+    check_config(compose_cfg("train_entailment", base + ["parser=org/parser"]))  # Hub ids: fine

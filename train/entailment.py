@@ -72,6 +72,13 @@ def check_config(cfg: DictConfig) -> None:
         syn = Path(hydra.utils.to_absolute_path(cfg.synthetic.file))
         if not syn.exists():
             raise FileNotFoundError(f"synthetic set {syn} not found: build it with python -m data_prep.synthetic_entailment")
+    if cfg.hub.push and cfg.get("parser") and cfg.get("detector"):
+        # the checkpoint names the parser and detector it parses references with: a local folder
+        # there would publish a classifier that loads nowhere else
+        local = [f"{k}={cfg[k]}" for k in ("parser", "detector") if Path(hydra.utils.to_absolute_path(str(cfg[k]))).exists()]
+        if local:
+            raise ValueError(f"hub=push with local {', '.join(local)}: push them first and give their Hub ids "
+                             "(parser=ORG/NAME detector=ORG/NAME), so that the published classifier can load them")
     if fam == "stacked":
         return
     from transformers import AutoConfig
@@ -310,9 +317,12 @@ def publish(cfg: DictConfig, metrics: dict, run_dir: Path) -> None:
                 "dataset_name": f"QASemConsistency {sub} (dev CV)", "dataset_split": "dev",
                 "metric_type": m, "metric_name": f"{m.upper()} ({sub})", "value": row[m]}
                for sub, row in cv.get("at_0.5", {}).items() for m in ("bacc", "auc") if row.get(m) is not None]
+    structure = json.loads((folder / E.FORMAT_FILE).read_text()).get("structure")
+    needs = (f" It parses each reference with the parser {structure['parser']} and the predicate detector "
+             f"{structure['detector']}, which load_scorer fetches.") if structure else ""
     write_model_card(folder, model_name=f"qasem-entailment-{cfg.classifier.name}",
                      description="QA-entailment classifier: premise = reference, hypothesis = QASem question + answer; "
-                                 "outputs P(supported). Load with models.entailment.load_scorer(folder).",
+                                 "outputs P(supported). Load with models.entailment.load_scorer(folder)." + needs,
                      results=results, datasets=["ariecattan/qasem_consistency"],
                      command=f"python -m train.entailment classifier={cfg.classifier.name}",
                      base_model=cfg.classifier.get("model_name_or_path") if cfg.classifier.get("model_name_or_path") not in (None, "minilm") else None,
