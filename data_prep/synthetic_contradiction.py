@@ -41,7 +41,7 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from data_prep.records import SkipCounter, document_id, write_jsonl
-from data_prep.synthetic_entailment import TRAIN_FILES, load_training_records
+from data_prep.synthetic_entailment import add_input_options, read_inputs
 from metrics.roles import qa_role
 
 KINDS = ("answer_replaced", "argument_dropped", "argument_added")
@@ -248,20 +248,12 @@ def changed(row: dict) -> list[str]:
 
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--processed-dir", default="data/processed")
-    ap.add_argument("--inputs", nargs="*", default=None, help=f"record files (default: {' '.join(TRAIN_FILES)})")
-    ap.add_argument("--out", default=None)
-    ap.add_argument("--seed", type=int, default=13)
+    add_input_options(ap)
     ap.add_argument("--max-pairs", type=int, default=None)
     args = ap.parse_args(argv)
-    pdir = Path(args.processed_dir)
-    paths = [Path(p) for p in args.inputs] if args.inputs else [pdir / f for f in TRAIN_FILES]
-    missing = [str(p) for p in paths if not p.exists()]
-    if missing:
-        raise FileNotFoundError(f"training records not found: {missing} (run python -m data_prep.build first)")
-    skipped = SkipCounter()
-    rows = build(load_training_records(paths, skipped), args.seed, args.max_pairs, skipped)
-    out = Path(args.out) if args.out else pdir / "contradiction-synthetic.jsonl"
+    records, skipped = read_inputs(args)
+    rows = build(records, args.seed, args.max_pairs, skipped)
+    out = Path(args.out) if args.out else Path(args.processed_dir) / "contradiction-synthetic.jsonl"
     write_jsonl(out, rows)
     stats = {"rows": len(rows), "contradictions": sum(r["label"] for r in rows),
              "kinds": {k: sum(r["kind"] == k for r in rows) for k in KINDS},

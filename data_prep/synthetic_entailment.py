@@ -165,23 +165,34 @@ def build(records: list[dict], seed: int = 13, context_sentences: int = 2, max_q
     return rows
 
 
-def main(argv=None) -> dict:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+def add_input_options(ap) -> None:
+    """The options of every synthetic-set builder: where the training records are, the output, the seed."""
     ap.add_argument("--processed-dir", default="data/processed")
     ap.add_argument("--inputs", nargs="*", default=None, help=f"record files (default: {' '.join(TRAIN_FILES)})")
     ap.add_argument("--out", default=None)
     ap.add_argument("--seed", type=int, default=13)
-    ap.add_argument("--context-sentences", type=int, default=2)
-    ap.add_argument("--max-qas", type=int, default=None)
-    args = ap.parse_args(argv)
+
+
+def read_inputs(args) -> tuple[list[dict], SkipCounter]:
+    """The training records those options name (missing files stop here), and the skip counter."""
     pdir = Path(args.processed_dir)
     paths = [Path(p) for p in args.inputs] if args.inputs else [pdir / f for f in TRAIN_FILES]
     missing = [str(p) for p in paths if not p.exists()]
     if missing:
         raise FileNotFoundError(f"training records not found: {missing} (run python -m data_prep.build first)")
     skipped = SkipCounter()
-    rows = build(load_training_records(paths, skipped), args.seed, args.context_sentences, args.max_qas, skipped)
-    out = Path(args.out) if args.out else pdir / "entailment-synthetic.jsonl"
+    return load_training_records(paths, skipped), skipped
+
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    add_input_options(ap)
+    ap.add_argument("--context-sentences", type=int, default=2)
+    ap.add_argument("--max-qas", type=int, default=None)
+    args = ap.parse_args(argv)
+    records, skipped = read_inputs(args)
+    rows = build(records, args.seed, args.context_sentences, args.max_qas, skipped)
+    out = Path(args.out) if args.out else Path(args.processed_dir) / "entailment-synthetic.jsonl"
     write_jsonl(out, rows)
     stats = {"rows": len(rows), "supported": sum(r["supported"] for r in rows),
              "corruptions": {c: sum(r["corruption"] == c for r in rows) for c in CORRUPTIONS},
