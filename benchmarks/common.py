@@ -85,6 +85,24 @@ def warn_if_busy() -> None:
               f"skewed; rerun when it is free{' or pass --threads 1' if torch.get_num_threads() > 1 else ''}.")
 
 
+def timed_rounds(runs: dict, repeats: int) -> tuple[dict[str, list[float]], dict]:
+    """Each run (name -> a function of no arguments) once per repeat, the order rotating by one every
+    repeat so that no run is always first: the seconds of each, and each run's last output."""
+    import time
+
+    names = list(runs)
+    times: dict[str, list[float]] = {n: [] for n in names}
+    outputs = {}
+    for rep in range(repeats):
+        k = rep % len(names)
+        for n in names[k:] + names[:k]:
+            t0 = time.perf_counter()
+            outputs[n] = runs[n]()
+            times[n].append(time.perf_counter() - t0)
+            print(f"repeat {rep} {n}: {times[n][-1]:.1f} s")
+    return times, outputs
+
+
 def median(xs: list[float]) -> float:
     return statistics.median(xs) if xs else float("nan")
 

@@ -14,11 +14,10 @@ from __future__ import annotations
 
 import argparse
 import random
-import time
 from pathlib import Path
 
 
-from benchmarks.common import ROOT, add_run_options, machine, median, start_run, write_result
+from benchmarks.common import ROOT, add_run_options, machine, median, start_run, timed_rounds, write_result
 
 
 def main() -> None:
@@ -41,14 +40,8 @@ def main() -> None:
     pipe = ConsistencyPipeline.from_pretrained(a.entailment, parser=a.parser, detector=a.detector, device="cpu")
     pipe.run(pairs[:1])  # warm-up: lazy imports, first allocations
 
-    times = {"batched": [], "one_at_a_time": []}
-    outputs = {}
-    for rep in range(a.repeats):
-        for mode in (("batched", "one_at_a_time") if rep % 2 == 0 else ("one_at_a_time", "batched")):
-            t0 = time.perf_counter()
-            outputs[mode] = pipe.run(pairs, batched=mode == "batched")
-            times[mode].append(time.perf_counter() - t0)
-            print(f"repeat {rep} {mode}: {times[mode][-1]:.1f} s")
+    times, outputs = timed_rounds({"batched": lambda: pipe.run(pairs, batched=True),
+                                   "one_at_a_time": lambda: pipe.run(pairs, batched=False)}, a.repeats)
 
     n_qas = sum(r["n_qas"] for r in outputs["batched"])
     qa_key = lambda reps: [(s["index"], p["predicate_index"], q["question"], tuple(q["answer_span"]))

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import argparse
 import random
-import time
 
-from benchmarks.common import ROOT, add_run_options, machine, median, start_run, write_result
+from benchmarks.common import ROOT, add_run_options, machine, median, start_run, timed_rounds, write_result
 
 
 def main(argv=None) -> dict:
@@ -37,14 +36,8 @@ def main(argv=None) -> dict:
     texts = random.Random(a.seed).sample(texts, min(a.texts, len(texts)))
     emb = EmbeddingScorer()
     emb.embed(texts[:8])  # warm-up
-    times: dict[str, list[float]] = {"by_length": [], "given_order": []}
-    vectors = {}
-    for rep in range(a.repeats):
-        for mode in (("by_length", "given_order") if rep % 2 == 0 else ("given_order", "by_length")):
-            t0 = time.perf_counter()
-            vectors[mode] = emb.embed(texts, sort_by_length=mode == "by_length")
-            times[mode].append(time.perf_counter() - t0)
-            print(f"repeat {rep} {mode}: {times[mode][-1]:.1f} s")
+    times, vectors = timed_rounds({"by_length": lambda: emb.embed(texts, sort_by_length=True),
+                                   "given_order": lambda: emb.embed(texts, sort_by_length=False)}, a.repeats)
     rows = {m: {"seconds": median(ts), "texts_per_s": len(texts) / median(ts), "runs": ts} for m, ts in times.items()}
     result = {"machine": machine(), "texts": len(texts), "modes": rows,
               "speedup": rows["given_order"]["seconds"] / rows["by_length"]["seconds"],

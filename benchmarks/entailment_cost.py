@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import argparse
 import random
-import time
 
 
-from benchmarks.common import ROOT, add_run_options, machine, median, start_run, write_result
+from benchmarks.common import ROOT, add_run_options, machine, median, start_run, timed_rounds, write_result
 
 
 def forget(scorer) -> None:
@@ -48,15 +47,11 @@ def main(argv=None) -> dict:
     scorers = [load_scorer(c) for c in a.checkpoint]
     for s in scorers:  # warm-up: lazy imports, first allocations
         s.score_examples(examples[:1])
-    times: dict[str, list[float]] = {c: [] for c in a.checkpoint}
-    for rep in range(a.repeats):
-        k = rep % len(scorers)
-        for c, s in list(zip(a.checkpoint, scorers))[k:] + list(zip(a.checkpoint, scorers))[:k]:
-            forget(s)
-            t0 = time.perf_counter()
-            s.score_examples(examples)
-            times[c].append(time.perf_counter() - t0)
-            print(f"repeat {rep} {c}: {times[c][-1]:.1f} s")
+    def cold(scorer):  # clearing the cache costs microseconds, next to seconds of parsing
+        forget(scorer)
+        return scorer.score_examples(examples)
+
+    times, _ = timed_rounds({c: (lambda s=s: cold(s)) for c, s in zip(a.checkpoint, scorers)}, a.repeats)
     base = median(times[a.checkpoint[0]])
     rows = {c: {"seconds": median(ts), "seconds_per_response": median(ts) / len(chosen),
                 "qas_per_s": len(examples) / median(ts), "relative_time": median(ts) / base, "runs": ts}
