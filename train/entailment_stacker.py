@@ -12,6 +12,7 @@ from omegaconf import DictConfig
 from data_prep.records import read_jsonl
 from metrics.entailment import best_threshold, metrics_table
 from models import entailment as E
+from models.entailment_structure import EXACT_FEATURES, SIMILARITY_FEATURES, ReferenceStructure
 from train.entailment_data import group_folds
 
 
@@ -31,8 +32,6 @@ def fit_stacker(cfg: DictConfig, examples, oof_neural: list[float] | None, run_d
         feats = [f for f in feats if f != "neural"]
     structure = None
     if cfg.get("parser") and cfg.get("detector"):
-        from models.entailment_structure import EXACT_FEATURES, SIMILARITY_FEATURES, ReferenceStructure
-
         embedder = cfg.get("structure_embedder")
         structure = ReferenceStructure.from_pretrained(cfg.parser, cfg.detector, embedder=embedder)
         exact = feats + [f for f in EXACT_FEATURES if f not in feats]
@@ -71,7 +70,7 @@ def fit_stacker(cfg: DictConfig, examples, oof_neural: list[float] | None, run_d
     out = run_dir / "stacked"
     out.mkdir(parents=True, exist_ok=True)
     uses_structure = any(f.startswith("struct_") for f in feats)
-    if uses_structure and not any(f in feats for f in ("struct_fact_sim", "struct_pred_sim")):
+    if uses_structure and not set(SIMILARITY_FEATURES) & set(feats):
         structure.paths.pop("embedder", None)  # chosen without the similarity: loading needs no embedder
     fmt = {"family": "stacked", "features": feats, "coef": lr.coef_[0].tolist(),
            "intercept": float(lr.intercept_[0]), "mean": best["mean"].tolist(), "std": best["std"].tolist(),
