@@ -113,11 +113,10 @@ def read_synthetic(cfg: DictConfig) -> tuple[list[dict], dict]:
         raise FileNotFoundError(f"synthetic set {path} not found: build it with python -m data_prep.synthetic_contradiction")
     limit = int(cfg.synthetic.limit) if cfg.synthetic.get("limit") else None
     pairs = read_pairs(path)[:limit]
-    raw = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()][:limit]
     if any(p["label"] is None for p in pairs):
         raise ValueError(f"{path}: every synthetic pair needs a label")
     return pairs, {"file": str(cfg.synthetic.file), "pairs": len(pairs), "contradictions": sum(p["label"] for p in pairs),
-                   "kinds": dict(Counter(r.get("kind") for r in raw))}
+                   "kinds": dict(Counter(p.get("kind") for p in pairs))}
 
 
 def train(cfg: DictConfig, run_dir: Path) -> dict:
