@@ -12,13 +12,19 @@ class CheckpointNotFoundError(FileNotFoundError):
     pass
 
 
+def is_hub_id(name: str | Path) -> bool:
+    """ORG/NAME that is not a local path: what a published checkpoint may refer to."""
+    name = str(name)
+    return not Path(name).exists() and not name.startswith((".", "/", "~")) and name.count("/") == 1
+
+
 def checkpoint_folder(path_or_hub_id: str | Path) -> Path:
     """The local folder of a checkpoint (downloaded from the Hub when given a repo id)."""
     folder = Path(path_or_hub_id)
     if folder.is_dir():
         return folder
     name = str(path_or_hub_id)
-    if folder.exists() or name.startswith((".", "/", "~")) or name.count("/") != 1:
+    if not is_hub_id(name):
         raise CheckpointNotFoundError(f"{name}: no such checkpoint folder (and not a Hub id of the form ORG/NAME)")
     from huggingface_hub import snapshot_download
 

@@ -75,7 +75,10 @@ def check_config(cfg: DictConfig) -> None:
     if cfg.hub.push and cfg.get("parser") and cfg.get("detector"):
         # the checkpoint names the parser and detector it parses references with: a local folder
         # there would publish a classifier that loads nowhere else
-        local = [f"{k}={cfg[k]}" for k in ("parser", "detector") if Path(hydra.utils.to_absolute_path(str(cfg[k]))).exists()]
+        from models.checkpoint import is_hub_id
+
+        local = [f"{k}={cfg[k]}" for k in ("parser", "detector")
+                 if not is_hub_id(cfg[k]) or Path(hydra.utils.to_absolute_path(str(cfg[k]))).exists()]
         if local:
             raise ValueError(f"hub=push with local {', '.join(local)}: push them first and give their Hub ids "
                              "(parser=ORG/NAME detector=ORG/NAME), so that the published classifier can load them")
