@@ -12,10 +12,11 @@ def compose_cfg(config_name: str, overrides: list[str]):
 
 
 def straight_and_killed_runs(cmd_for, tmp_path, kill_at: str, done_file: str, env: dict | None = None,
-                             timeout: float = 300) -> tuple:
+                             timeout: float = 300, checkpoints: str = "checkpoints") -> tuple:
     """Run `cmd_for(run_dir)` straight through in one folder; in another, SIGKILL it as soon as
-    `<run>/checkpoints/<kill_at>/trainer_state.json` exists, check it died before writing
-    `done_file`, and rerun the same command (which must say it resumes). Returns both run folders."""
+    `<run>/<checkpoints>/<kill_at>/trainer_state.json` exists (kill_at may be a glob), check it died
+    before writing `done_file`, and rerun the same command (which must say it resumes). Returns
+    both run folders."""
     import os
     import signal
     import subprocess
@@ -27,7 +28,7 @@ def straight_and_killed_runs(cmd_for, tmp_path, kill_at: str, done_file: str, en
     subprocess.run(cmd_for(straight), cwd=root, env=env, check=True, capture_output=True)
     proc = subprocess.Popen(cmd_for(killed), cwd=root, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.time() + timeout
-    while not (killed / "checkpoints" / kill_at / "trainer_state.json").exists():
+    while not any((killed / checkpoints).glob(f"{kill_at}/trainer_state.json")):
         assert proc.poll() is None and time.time() < deadline, "the run ended before it could be killed"
         time.sleep(0.01)
     proc.send_signal(signal.SIGKILL)

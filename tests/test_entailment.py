@@ -415,6 +415,24 @@ def test_a_killed_run_resumes_its_finished_stages_and_ends_the_same(tmp_path):
         train(_compose("train_entailment", over[:-1] + ["optim.batch_size=2"]), tmp_path)
 
 
+def test_a_stage_killed_midway_resumes_from_its_trainer_checkpoint(tmp_path):
+    """SIGKILL during the final model's training; the rerun resumes from its newest Trainer
+    checkpoint (the parser's rule) and saves the same weights as an uninterrupted run."""
+    import sys
+
+    from parser_helpers import assert_same_weights, straight_and_killed_runs
+
+    def cmd_for(run):
+        return [sys.executable, "-m", "train.entailment", "classifier=tiny", f"data.train_file={FIXTURE}",
+                "cv.folds=0", "optim.max_steps=60", "optim.batch_size=2", "checkpoint_steps=2",
+                f"hydra.run.dir={run}"]
+
+    straight, killed = straight_and_killed_runs(cmd_for, tmp_path, "checkpoint-*", "checkpoint/stage_done.json",
+                                                checkpoints="trainer/final")
+    assert_same_weights(straight / "checkpoint" / "model.safetensors", killed / "checkpoint" / "model.safetensors")
+    assert not (killed / "trainer").exists()  # the stage is saved: its Trainer checkpoints are gone
+
+
 def test_synthetic_pretraining_stage_saves_a_checkpoint_and_is_reused(tmp_path):
     from data_prep.records import write_jsonl
     from train.entailment import STAGE_FILE, train

@@ -18,8 +18,10 @@ the checkpoint. Then the model is trained on the whole dev half and saved with i
 and oof_predictions.jsonl; `hub=push hub.repo_id=ORG/NAME` pushes the shipped folder with a model card.
 
 Resume: the same command in the same run dir (hydra.run.dir=RUN) reuses every stage a killed run
-finished (synthetic pre-training, each CV fold, the final model) and trains the rest; each stage
-seeds itself, so the result equals an uninterrupted run. Another configuration in that dir is refused.
+finished (synthetic pre-training, each CV fold, the final model) and trains the rest; a stage killed
+midway resumes from its newest complete Trainer checkpoint (RUN/trainer/<stage>, every
+checkpoint_steps steps), the parser's rule. Each stage seeds itself, so the result equals an
+uninterrupted run. Another configuration in that dir is refused.
 
 This module runs the stages; the rest of the job lives beside it: train.entailment_data (training
 triples, dataset, grouped folds), train.entailment_model (model, scorer, one Trainer run),
@@ -110,7 +112,7 @@ def pretrain_synthetic(cfg: DictConfig, run_dir: Path) -> dict:
     set_seed(cfg.seed)
     model, tok = build_model(cfg)
     triples = synthetic_triples(cfg, make_scorer(cfg, model, tok))
-    stats = fit(cfg, model, tok, triples, run_dir / "tmp", cfg.synthetic.optim)
+    stats = fit(cfg, model, tok, triples, run_dir / "trainer" / "pretrained", cfg.synthetic.optim)
     model.save_pretrained(init)
     tok.save_pretrained(init)
     fmt = make_scorer(cfg, model, tok).format_dict()
@@ -130,7 +132,7 @@ def train_fold(cfg: DictConfig, examples: list[dict], fi: int, n_folds: int, tra
     set_seed(cfg.seed + 1 + fi)  # each stage seeds itself, so a resumed run trains it identically
     model, tok = build_model(cfg, init)
     sc = make_scorer(cfg, model, tok)
-    stats = fit(cfg, model, tok, dev_triples(sc, [examples[i] for i in train_idx]), run_dir / "tmp")
+    stats = fit(cfg, model, tok, dev_triples(sc, [examples[i] for i in train_idx]), run_dir / "trainer" / f"fold-{fi}")
     scores = neural_scores(cfg, model, tok, [examples[i] for i in test_idx])
     done = mark_done(fold_dir, {"test": test_idx, "scores": scores, "stats": stats})
     log.info("fold %d/%d: trained on %d QAs (%s), scored %d", fi + 1, n_folds, len(train_idx), stats, len(test_idx))
@@ -180,7 +182,7 @@ def train_final(cfg: DictConfig, examples: list[dict], init: str | None, n_folds
     set_seed(cfg.seed + 1 + n_folds)
     model, tok = build_model(cfg, init)
     sc = make_scorer(cfg, model, tok)
-    stats = fit(cfg, model, tok, dev_triples(sc, examples), run_dir / "tmp")
+    stats = fit(cfg, model, tok, dev_triples(sc, examples), run_dir / "trainer" / "final")
     lora = bool(cfg.classifier.get("lora", {}).get("enabled"))
     if lora and (cfg.classifier.get("random_config") or cfg.classifier.lora.get("merge", False)):
         model = model.merge_and_unload()  # no base model to load an adapter onto: save it whole
@@ -230,7 +232,7 @@ def run_neural(cfg: DictConfig, examples: list[dict], run_dir: Path) -> dict:
         info["checkpoint"] = str(run_dir / "checkpoint")
     elif init is None and not n_folds:
         info["checkpoint"] = zero_shot_descriptor(cfg, run_dir)
-    shutil.rmtree(run_dir / "tmp", ignore_errors=True)
+    shutil.rmtree(run_dir / "trainer", ignore_errors=True)  # every stage is saved: its Trainer checkpoints go
     return info
 
 
@@ -274,6 +276,7 @@ def train(cfg: DictConfig, run_dir: str | Path | None = None) -> dict:
     with claim_run_dir(cfg, run_dir, "train.entailment", VOLATILE_KEYS, checkpoints=None):
         if cfg.get("resume", "auto") in (None, False, "none"):
             forget_stages(run_dir)
+            shutil.rmtree(run_dir / "trainer", ignore_errors=True)  # and a killed stage's checkpoints
         return _train(cfg, run_dir)
 
 

@@ -3,6 +3,7 @@ a random config or a checkpoint; LoRA when configured), wrap it as its scorer, a
 run over training triples."""
 from __future__ import annotations
 
+import logging
 import math
 from pathlib import Path
 
@@ -11,6 +12,8 @@ from omegaconf import DictConfig, OmegaConf
 from models import entailment as E
 from models.model_paths import resolve_model_path
 from train.entailment_data import PairDataset, collate_fn
+
+log = logging.getLogger(__name__)
 
 
 def load_tokenizer(path):
@@ -79,11 +82,16 @@ def neural_scores(cfg, model, tokenizer, examples) -> list[float]:
 
 
 def fit(cfg: DictConfig, model, tokenizer, triples, out_dir: Path, stage: dict | None = None):
-    """One HF Trainer run over `triples` (no checkpoints on disk: the caller saves the model).
-    `stage`: the optimisation block (cfg.optim, or cfg.synthetic.optim for pre-training)."""
+    """One HF Trainer run over `triples`, saving a Trainer checkpoint in `out_dir` every
+    cfg.checkpoint_steps steps and resuming from the newest complete one there (the parser's rule,
+    train.run_guard.last_complete_checkpoint) unless resume=none. The caller saves the model and
+    then removes `out_dir`. `stage`: the optimisation block (cfg.optim, or cfg.synthetic.optim)."""
     from transformers import Trainer, TrainingArguments
 
+    from train.run_guard import last_complete_checkpoint
+
     stage = stage or cfg.optim
+    every = cfg.get("checkpoint_steps")
     scorer = make_scorer(cfg, model, tokenizer)
     ds = PairDataset(scorer, triples)
     args = TrainingArguments(
@@ -91,12 +99,16 @@ def fit(cfg: DictConfig, model, tokenizer, triples, out_dir: Path, stage: dict |
         gradient_accumulation_steps=stage.get("grad_accum", 1), learning_rate=stage.learning_rate,
         num_train_epochs=stage.epochs, max_steps=stage.get("max_steps") or -1,
         warmup_steps=int(stage.get("warmup_ratio", 0.1) * max(1, math.ceil(len(ds) / stage.batch_size) * stage.epochs)),
-        weight_decay=stage.get("weight_decay", 0.01), logging_steps=cfg.logging_steps, save_strategy="no",
+        weight_decay=stage.get("weight_decay", 0.01), logging_steps=cfg.logging_steps,
+        save_strategy="steps" if every else "no", save_steps=every or 500, save_total_limit=1,
         report_to=["wandb"] if cfg.logger.enabled else [], use_cpu=cfg.use_cpu, seed=cfg.seed,
         bf16=bool(cfg.get("bf16", False)), dataloader_num_workers=0, disable_tqdm=True,
         remove_unused_columns=False,
     )
     trainer = Trainer(model=model, args=args, train_dataset=ds, data_collator=collate_fn(tokenizer, cfg.classifier.family))
-    result = trainer.train()
+    resume = last_complete_checkpoint(Path(out_dir)) if cfg.get("resume", "auto") == "auto" else None
+    if resume:
+        log.info("resuming from %s", resume)
+    result = trainer.train(resume_from_checkpoint=resume)
     model.eval()
     return {"train_loss": float(result.training_loss), "train_pairs": len(ds), "steps": int(result.global_step)}
