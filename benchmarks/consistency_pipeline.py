@@ -1,6 +1,6 @@
 """The whole consistency pipeline (sentences -> predicates -> QAs -> P(supported)) batched against
-one item at a time (one sentence through the detector, one predicate through the parser, one QA
-through the classifier), on the same QASemConsistency test responses and the same checkpoints.
+one item at a time (one sentence through the detector, one predicate through the parser, one
+predicate's QAs through the classifier: the stacked one reads a QA's siblings), on the same QASemConsistency test responses and the same checkpoints.
 
     python -m benchmarks.consistency_pipeline --parser outputs/cpu_offline/best \
         --detector outputs/predicates/checkpoint --entailment outputs/entailment_stacked/stacked

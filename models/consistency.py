@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from typing import Sequence
 
 from models.consistency_input import invalid_report, pair_problems
+from models.entailment import score_qas
 from models.text import as_sentences, as_tokens, script_warnings
 
 log = logging.getLogger(__name__)
@@ -80,14 +81,22 @@ class ConsistencyPipeline:
         for s, pred in zip(slots, preds):
             s.predicted = pred
 
-    def _score(self, reference: list[str], qas: list[dict], batched: bool) -> list[float]:
+    def _score(self, reference: list[str], qas: list[dict], keys: list, batched: bool) -> list[float]:
+        """P(supported) of each QA; keys: its predicate occurrence (sentence, predicate index). The
+        stacked scorer reads the other QAs of the same predicate, so one at a time means one
+        predicate's QAs at a time."""
         if not qas:
             return []
         hyps = [f"{qa['question'].strip()} {qa['answer'].strip()}" for qa in qas]
         answers = [qa["answer"] for qa in qas]
-        if batched:
-            return [float(x) for x in self.scorer.score(reference, hyps, answers=answers)]
-        return [float(self.scorer.score(reference, [h], answers=[a])[0]) for h, a in zip(hyps, answers)]
+        calls = [list(range(len(qas)))] if batched else list(_groups(keys).values())
+        scores = [0.0] * len(qas)
+        for idx in calls:
+            out = score_qas(self.scorer, reference, [hyps[i] for i in idx], [answers[i] for i in idx],
+                            [keys[i] for i in idx])
+            for i, x in zip(idx, out):
+                scores[i] = x
+        return scores
 
     def _windows(self, reference: list[str], qas: list[dict]) -> int:
         """How many chunks the scorer splits the reference into (1 for whole-text scorers)."""
@@ -245,7 +254,8 @@ class ConsistencyPipeline:
             rep["status"] = "no_qas" if any(s["predicates"] for s in rep["sentences"]) else "no_predicates"
             rep["messages"].append("no QA was extracted from the generated text: no score")
             return
-        scores = self._score(reference, [qa for _, _, qa in qas], batched)
+        scores = self._score(reference, [qa for _, _, qa in qas], [(s["index"], p["predicate_index"]) for s, p, _ in qas],
+                             batched)
         rep["reference_chunks"] = self._windows(reference, [qa for _, _, qa in qas])
         if rep["reference_chunks"] > 1:
             rep["messages"].append(f"reference of {len(reference)} words scored in {rep['reference_chunks']} "
@@ -259,3 +269,11 @@ class ConsistencyPipeline:
                                            "score": qa["score"]})
         rep["n_supported"] = sum(qa["supported"] for _, _, qa in qas)
         rep["score"] = rep["n_supported"] / rep["n_qas"]
+
+
+def _groups(keys: Sequence) -> dict:
+    """Indices of equal keys, in first-seen order."""
+    out: dict = {}
+    for i, k in enumerate(keys):
+        out.setdefault(k, []).append(i)
+    return out

@@ -30,8 +30,9 @@ import logging
 from collections import Counter, defaultdict
 from typing import Sequence
 
-from models.entailment_features import (STACK_FEATURES, STOPWORDS, as_words, content_words, lexical_features,
-                                        norm_word, split_hypothesis)
+from models.entailment_features import (CONTEXT_FEATURES, STACK_FEATURES, STOPWORDS, add_context_features, as_words,
+                                        content_words, lexical_features, norm_word, question_verb_key,
+                                        split_hypothesis)
 from models.entailment_io import FORMAT_FILE, load_format, load_scorer, load_stacked, save_format
 from models.entailment_structure import SIMILARITY_FEATURES
 from models.windows import budget_windows
@@ -50,7 +51,7 @@ __all__ = [
     # scorers and their registry
     "Scorer", "MajorityScorer", "LexicalScorer", "EmbeddingScorer", "NeuralScorer", "CrossEncoderScorer",
     "Seq2SeqScorer", "CausalLMScorer", "StackedScorer", "SCORER_CLASSES", "FAMILIES", "scorer_class",
-    "model_class", "DEFAULT_PROMPT", "SEQ2SEQ_TEMPLATE",
+    "model_class", "DEFAULT_PROMPT", "SEQ2SEQ_TEMPLATE", "predicate_keys", "score_qas",
     # re-exported: checkpoint I/O (models.entailment_io), lexical signals (models.entailment_features)
     "FORMAT_FILE", "save_format", "load_format", "load_scorer", "load_stacked",
     "STACK_FEATURES", "STOPWORDS", "as_words", "norm_word", "content_words", "lexical_features",
@@ -431,6 +432,21 @@ def model_class(family: str):
 
 
 # ---------------------------------------------------------------------------- stacked (signals + LR)
+def score_qas(scorer, premise, hypotheses: Sequence[str], answers: Sequence[str], keys: Sequence) -> list[float]:
+    """scorer.score with each hypothesis's predicate occurrence (keys), for the scorers that read the
+    other QAs of the same predicate (the stacked one's ctx_* features); the others ignore it."""
+    kw = {"predicate_keys": list(keys)} if isinstance(scorer, StackedScorer) else {}
+    return [float(x) for x in scorer.score(premise, list(hypotheses), answers=list(answers), **kw)]
+
+
+def predicate_keys(examples: Sequence[dict]) -> list | None:
+    """The predicate occurrence of each benchmark example (sentence_index, predicate_index), or
+    None when the examples do not say (the scorer then reads the questions' verbs)."""
+    if all("sentence_index" in e and "predicate_index" in e for e in examples):
+        return [(e["sentence_index"], e["predicate_index"]) for e in examples]
+    return None
+
+
 class StackedScorer(Scorer):
     """Logistic regression over the lexical signals, optionally the MiniLM embedding similarity and
     a neural scorer's P(supported) (as a logit). Its folder: entailment_format.json (family
@@ -462,18 +478,26 @@ class StackedScorer(Scorer):
         self.neural, self.embedding, self.threshold = neural, embedding, threshold
         self.component_scores: dict[str, list[float]] = {}
 
-    def feature_rows(self, premise, hypotheses, answers=None, neural_scores=None, predicates=None) -> list[list[float]]:
+    def feature_rows(self, premise, hypotheses, answers=None, neural_scores=None, predicates=None,
+                     predicate_keys=None) -> list[list[float]]:
+        """One row of self.features per hypothesis. predicate_keys: which hypotheses ask about the
+        same predicate occurrence (any hashable, one per hypothesis); None: the questions' verbs."""
         import math
 
         words = as_words(premise)
         answers = answers if answers is not None else [None] * len(hypotheses)
-        rows = [lexical_features(words, *split_hypothesis(h, a), predicate=(predicates or [None] * len(hypotheses))[i])
-                for i, (h, a) in enumerate(zip(hypotheses, answers))]
+        qa = [split_hypothesis(h, a) for h, a in zip(hypotheses, answers)]
+        rows = [lexical_features(words, q, a, predicate=(predicates or [None] * len(hypotheses))[i])
+                for i, (q, a) in enumerate(qa)]
+        if set(CONTEXT_FEATURES) & set(self.features):
+            keys = predicate_keys if predicate_keys is not None else [question_verb_key(q) for q, _ in qa]
+            if len(keys) != len(rows):
+                raise ValueError(f"{len(keys)} predicate keys for {len(rows)} hypotheses")
+            add_context_features(rows, keys)
         if "embedding" in self.features:
             for r, s in zip(rows, self.embedding.score(premise, hypotheses, answers)):
                 r["embedding"] = s
         if self.structure is not None:  # the reference parsed once (cached), each QA checked against its QAs
-            qa = [split_hypothesis(h, a) for h, a in zip(hypotheses, answers)]
             for r, f in zip(rows, self.structure.features_many(words, [q for q, _ in qa], [a for _, a in qa])):
                 r.update(f)
                 # a reference without predicates, or a question that is no template: lexical features decide
@@ -496,8 +520,10 @@ class StackedScorer(Scorer):
             out.append(1.0 / (1.0 + math.exp(-max(min(z, 50), -50))))
         return out
 
-    def score(self, premise, hypotheses, answers=None):
-        rows = self.feature_rows(premise, hypotheses, answers)
+    def score(self, premise, hypotheses, answers=None, predicate_keys=None):
+        """P(supported) of each hypothesis. Score all QAs of a text in one call: the ctx_* features
+        read the other QAs of the same predicate (predicate_keys, see feature_rows)."""
+        rows = self.feature_rows(premise, hypotheses, answers, predicate_keys=predicate_keys)
         # the signals' own scores, so one evaluation also reports the neural model alone
         for name in ("neural", "embedding"):
             if name in self.features:
@@ -519,7 +545,8 @@ class StackedScorer(Scorer):
         scores = [0.0] * len(examples)
         for gi, idx in enumerate(groups.values()):
             out = self.score(examples[idx[0]]["premise_tokens"], [examples[i]["hypothesis"] for i in idx],
-                             answers=[examples[i].get("answer", "") for i in idx])
+                             answers=[examples[i].get("answer", "") for i in idx],
+                             predicate_keys=predicate_keys([examples[i] for i in idx]))
             for i, v in zip(idx, out):
                 scores[i] = float(v)
             order.extend(idx)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 import string
+from typing import Sequence
 
 _PUNCT = set(string.punctuation) | {"``", "''", "--", "…", "“", "”", "’", "‘"}
 STOPWORDS = frozenset(
@@ -21,7 +22,11 @@ STACK_FEATURES = ("lex_raw", "lex_raw_all", "lex_norm", "lex_content", "answer_p
                   # the reference's own QAs (models/entailment_structure.py)
                   "struct_pred_in_ref", "struct_role_in_ref", "struct_role_match", "struct_role_conflict",
                   "struct_numbers_conflict", "struct_answer_in_args", "struct_answer_elsewhere", "struct_fallback",
-                  "struct_fact_sim", "struct_pred_sim")
+                  "struct_fact_sim", "struct_pred_sim",
+                  # the other QAs of the same predicate (add_context_features)
+                  "ctx_lex_content", "ctx_lex_raw")
+# ctx_X: the mean of X over the other QAs of the same predicate occurrence in the same text
+CONTEXT_FEATURES = ("ctx_lex_content", "ctx_lex_raw")
 
 
 # ---------------------------------------------------------------------------- text utilities
@@ -53,6 +58,32 @@ def split_hypothesis(hypothesis: str, answer: str | None) -> tuple[str, str]:
         return hypothesis[: len(hypothesis) - len(answer)].strip(), answer
     q, sep, a = hypothesis.partition("?")
     return (q + sep).strip(), (a.strip() or hypothesis)
+
+
+def question_verb_key(question: str):
+    """The predicate a QA-SRL question asks about, when the caller gives none: the first three
+    letters of its verb ("says" / "say" / "saying" agree; an irregular "said" does not), None for
+    a question that is no template (it then has no siblings)."""
+    from models.question_slots import parse_question
+
+    parsed = parse_question(question)
+    verb = ((parsed.slots.get("verb") or "").split()[-1:] or [""])[0].lower() if parsed else ""
+    return verb[:3] or None
+
+
+def add_context_features(rows: list[dict], keys: Sequence) -> None:
+    """ctx_X = the mean of X over the other rows with the same predicate key: the QAs of one
+    predicate tend to be supported or not together (the event is in the reference, or it is not).
+    A row alone with its predicate (or with key None) gets its own value."""
+    groups: dict = {}
+    for i, k in enumerate(keys):
+        groups.setdefault(("solo", i) if k is None else k, []).append(i)
+    for members in groups.values():
+        for i in members:
+            others = [j for j in members if j != i] or [i]
+            for name in CONTEXT_FEATURES:
+                base = name[len("ctx_"):]
+                rows[i][name] = sum(rows[j][base] for j in others) / len(others)
 
 
 # ---------------------------------------------------------------------------- signals

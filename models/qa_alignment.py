@@ -134,10 +134,13 @@ def align(qas_a: Sequence[dict], qas_b: Sequence[dict], tokens_a: Sequence[str],
 def entailment_both_ways(scorer, qas_a: Sequence[dict], qas_b: Sequence[dict], tokens_a: Sequence[str],
                          tokens_b: Sequence[str], context: Sequence[str] = ()) -> tuple[list[float], list[float]]:
     """P(supported) of each QA of A against context + B, and of each QA of B against context + A."""
+    from models.entailment import score_qas  # models.entailment imports this module (structure features)
+
     def score(qas, premise):
         if not qas:
             return []
         hyps = [f"{q['question'].strip()} {q['answer'].strip()}" for q in qas]
-        return [float(x) for x in scorer.score(list(premise), hyps, answers=[q["answer"] for q in qas])]
+        return score_qas(scorer, list(premise), hyps, [q["answer"] for q in qas],
+                         [q.get("predicate_index") for q in qas])
 
     return score(qas_a, [*context, *tokens_b]), score(qas_b, [*context, *tokens_a])

@@ -8,10 +8,10 @@ import pytest
 from evaluation.consistency_benchmark import load_responses, recovery, response_sentences
 from evaluation.decomp_score import decomp_metrics, sentence_pairs
 from models.consistency import ConsistencyPipeline
-from models.entailment import LexicalScorer, save_format
+from models.entailment import LexicalScorer, StackedScorer, save_format
 from models.parser import decode_texts
 from models.qa_format import get_format
-from models.text import as_sentences, script_warnings, tokenize_sentences
+from models.text import as_sentences, as_tokens, script_warnings, tokenize_sentences
 
 
 class ScriptedParser:
@@ -56,10 +56,15 @@ REFERENCE = "Police arrested a man in Dublin on Monday . He was released later .
 GENERATED = "Police arrested a man in Cork . The man smiled ."
 
 
-def pipeline(**kw):
+def pipeline(scorer=None, **kw):
     parser = ScriptedParser({"arrested": f"who arrested someone?police{SEP}where did someone arrest someone?in cork",
                              "smiled": "this is not a qa"})
-    return ConsistencyPipeline(LexicalScorer(), parser, WordDetector({"arrested", "smiled"}), **kw), parser
+    return ConsistencyPipeline(scorer or LexicalScorer(), parser, WordDetector({"arrested", "smiled"}), **kw), parser
+
+
+def context_scorer():
+    """A stacked scorer whose score reads the other QAs of the same predicate (ctx_lex_content)."""
+    return StackedScorer(["lex_content", "ctx_lex_content"], coef=[1.0, 2.0], intercept=-1.0)
 
 
 def test_tokenize_keeps_abbreviations_and_splits_clitics():
@@ -92,10 +97,20 @@ def test_report_localizes_the_unsupported_answer_and_scores_the_pair():
     json.dumps(rep)  # the report is plain JSON
 
 
-def test_batched_and_one_at_a_time_give_the_same_report():
-    pipe, parser = pipeline()
+@pytest.mark.parametrize("scorer", [LexicalScorer, context_scorer])
+def test_batched_and_one_at_a_time_give_the_same_report(scorer):
+    pipe, parser = pipeline(scorer())
     pairs = [{"reference": REFERENCE, "generated": GENERATED}, {"reference": "x", "generated": "Nobody arrested anyone ."}]
     assert pipe.run(pairs, batched=True) == pipe.run(pairs, batched=False)
+
+
+def test_the_stacked_scorer_sees_the_other_qas_of_each_predicate():
+    """"where ... in cork" is not in the reference: it lowers its sibling "who arrested someone? police"."""
+    pipe, _ = pipeline(context_scorer())
+    qas = pipe.run([{"reference": REFERENCE, "generated": GENERATED}])[0]["sentences"][0]["predicates"][0]["qas"]
+    alone = context_scorer().score(as_tokens(REFERENCE), [f"{qas[0]['question']} {qas[0]['answer']}"],
+                                   answers=[qas[0]["answer"]])[0]
+    assert qas[0]["score"] < round(alone, 6)
 
 
 @pytest.mark.parametrize("pair,status,note", [

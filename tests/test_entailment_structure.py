@@ -146,12 +146,13 @@ def test_train_chooses_by_cv_and_saves_the_parser_reference(tmp_path, monkeypatc
     overrides = ["classifier=stacked", f"data.train_file={FIXTURE}", "cv.folds=2", "parser=P", "detector=D"]
     metrics = train(compose_cfg("train_entailment", overrides + ["structure_embedder=null"]), tmp_path / "exact")
     stacked = metrics["stacked"]
-    assert set(stacked["candidates"]) == {"lexical", "with_structure"} and stacked["chosen"] in stacked["candidates"]
+    assert set(stacked["candidates"]) == {"lexical", "with_context", "with_structure"}
+    assert stacked["chosen"] in stacked["candidates"]
     fmt = json.loads((tmp_path / "exact" / "stacked" / "entailment_format.json").read_text())
     assert (fmt["structure"] == {"parser": "P", "detector": "D"}) == (stacked["chosen"] == "with_structure")
     # with the embedder, a third candidate; the checkpoint names the embedder only when it needs it
     stacked = train(compose_cfg("train_entailment", overrides), tmp_path / "sim")["stacked"]
-    assert set(stacked["candidates"]) == {"lexical", "with_structure", "with_structure_similarity"}
+    assert set(stacked["candidates"]) == {"lexical", "with_context", "with_structure", "with_structure_similarity"}
     fmt = json.loads((tmp_path / "sim" / "stacked" / "entailment_format.json").read_text())
     assert ("embedder" in (fmt["structure"] or {})) == (stacked["chosen"] == "with_structure_similarity")
     assert ("struct_fact_sim" in fmt["features"]) == (stacked["chosen"] == "with_structure_similarity")

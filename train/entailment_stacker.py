@@ -12,6 +12,7 @@ from omegaconf import DictConfig
 from data_prep.records import read_jsonl
 from metrics.entailment import best_threshold, metrics_table
 from models import entailment as E
+from models.entailment_features import CONTEXT_FEATURES
 from models.entailment_structure import EXACT_FEATURES, SIMILARITY_FEATURES, ReferenceStructure
 from train.entailment_data import group_folds
 
@@ -20,9 +21,10 @@ def fit_stacker(cfg: DictConfig, examples, oof_neural: list[float] | None, run_d
                 neural_dir: Path | None) -> dict:
     """Logistic regression over lexical signals (+ the neural out-of-fold score, + the reference's
     QAs when cfg.parser and cfg.detector are given), evaluated by the same grouped CV, then fitted
-    on all dev and saved as a `stacked` checkpoint. With structure features, the CV chooses among
-    the lexical set, + the exact structure features, + their similarity versions when
-    cfg.structure_embedder names a sentence embedder (mean balanced accuracy over the three subsets)."""
+    on all dev and saved as a `stacked` checkpoint. The CV chooses (mean balanced accuracy over the
+    three subsets) among nested candidates: the lexical set, + the other QAs of the same predicate
+    (cfg.stack.context), + the exact structure features, + their similarity versions when
+    cfg.structure_embedder names a sentence embedder."""
     import numpy as np
 
     feats = list(cfg.stack.features)
@@ -30,16 +32,19 @@ def fit_stacker(cfg: DictConfig, examples, oof_neural: list[float] | None, run_d
         feats.append("neural")
     if oof_neural is None:
         feats = [f for f in feats if f != "neural"]
+    # the candidates, each the one before plus a group of features; the CV chooses among them
+    candidates = {"lexical": feats}
+    if cfg.stack.get("context", False):  # the other QAs of the same predicate
+        feats = feats + [f for f in CONTEXT_FEATURES if f not in feats]
+        candidates["with_context"] = feats
     structure = None
     if cfg.get("parser") and cfg.get("detector"):
         embedder = cfg.get("structure_embedder")
         structure = ReferenceStructure.from_pretrained(cfg.parser, cfg.detector, embedder=embedder)
         exact = feats + [f for f in EXACT_FEATURES if f not in feats]
-        candidates = {"lexical": feats, "with_structure": exact}
+        candidates["with_structure"] = exact
         if embedder:  # the soft matches (MiniLM) on top of the exact ones
             candidates["with_structure_similarity"] = exact + list(SIMILARITY_FEATURES)
-    else:
-        candidates = {"lexical": feats}
     every = candidates[list(candidates)[-1]]
     emb = E.EmbeddingScorer() if "embedding" in every else None
     stacker = E.StackedScorer(every, embedding=emb, neural=E.MajorityScorer() if "neural" in every else None,
@@ -94,6 +99,7 @@ def _feature_matrix(stacker, examples, oof_neural) -> list:
         e0 = examples[idx[0]]
         rows = stacker.feature_rows(e0["premise_tokens"], [examples[i]["hypothesis"] for i in idx],
                                     [examples[i]["answer"] for i in idx],
+                                    predicate_keys=E.predicate_keys([examples[i] for i in idx]),
                                     neural_scores=[oof_neural[i] for i in idx] if oof_neural is not None else None)
         for i, r in zip(idx, rows):
             X[i] = r
