@@ -430,7 +430,7 @@ def test_a_stage_killed_midway_resumes_from_its_trainer_checkpoint(tmp_path):
     straight, killed = straight_and_killed_runs(cmd_for, tmp_path, "checkpoint-*", "checkpoint/stage_done.json",
                                                 checkpoints="trainer/final")
     assert_same_weights(straight / "checkpoint" / "model.safetensors", killed / "checkpoint" / "model.safetensors")
-    assert not (killed / "trainer").exists()  # the stage is saved: its Trainer checkpoints are gone
+    assert not (killed / "trainer" / "final").exists()  # the stage is saved: its Trainer checkpoints are gone
 
 
 def test_synthetic_pretraining_stage_saves_a_checkpoint_and_is_reused(tmp_path):

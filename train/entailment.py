@@ -101,6 +101,12 @@ def check_config(cfg: DictConfig) -> None:
 
 
 # ---------------------------------------------------------------------------- neural stages
+def stage_saved(run_dir: Path, stage: str, info: dict) -> dict:
+    """The stage is saved and marked: its Trainer checkpoints (RUN/trainer/<stage>) are not needed."""
+    shutil.rmtree(run_dir / "trainer" / stage, ignore_errors=True)
+    return info
+
+
 def pretrain_synthetic(cfg: DictConfig, run_dir: Path) -> dict:
     """Stage 1: pre-train on the synthetic set and save RUN/pretrained, a complete checkpoint on
     its own (scored zero-shot on the benchmark, or used as a stacked feature)."""
@@ -118,7 +124,7 @@ def pretrain_synthetic(cfg: DictConfig, run_dir: Path) -> dict:
     fmt = make_scorer(cfg, model, tok).format_dict()
     fmt.update(threshold=None, trained_on="synthetic QA-SRL/QANom entailment set only")
     E.save_format(init, fmt)
-    return mark_done(run_dir / "pretrained", {**stats, "pretrained_dir": init})
+    return stage_saved(run_dir, "pretrained", mark_done(run_dir / "pretrained", {**stats, "pretrained_dir": init}))
 
 
 def train_fold(cfg: DictConfig, examples: list[dict], fi: int, n_folds: int, train_idx: list[int],
@@ -134,7 +140,7 @@ def train_fold(cfg: DictConfig, examples: list[dict], fi: int, n_folds: int, tra
     sc = make_scorer(cfg, model, tok)
     stats = fit(cfg, model, tok, dev_triples(sc, [examples[i] for i in train_idx]), run_dir / "trainer" / f"fold-{fi}")
     scores = neural_scores(cfg, model, tok, [examples[i] for i in test_idx])
-    done = mark_done(fold_dir, {"test": test_idx, "scores": scores, "stats": stats})
+    done = stage_saved(run_dir, f"fold-{fi}", mark_done(fold_dir, {"test": test_idx, "scores": scores, "stats": stats}))
     log.info("fold %d/%d: trained on %d QAs (%s), scored %d", fi + 1, n_folds, len(train_idx), stats, len(test_idx))
     return done
 
@@ -195,7 +201,7 @@ def train_final(cfg: DictConfig, examples: list[dict], init: str | None, n_folds
     if lora:  # an adapter folder: load_scorer puts it on the base model again
         fmt["base_model"] = resolve_model_path(cfg.classifier.model_name_or_path)
     E.save_format(ckpt, fmt)
-    return mark_done(ckpt, stats)
+    return stage_saved(run_dir, "final", mark_done(ckpt, stats))
 
 
 def zero_shot_descriptor(cfg: DictConfig, run_dir: Path) -> str:
@@ -232,7 +238,6 @@ def run_neural(cfg: DictConfig, examples: list[dict], run_dir: Path) -> dict:
         info["checkpoint"] = str(run_dir / "checkpoint")
     elif init is None and not n_folds:
         info["checkpoint"] = zero_shot_descriptor(cfg, run_dir)
-    shutil.rmtree(run_dir / "trainer", ignore_errors=True)  # every stage is saved: its Trainer checkpoints go
     return info
 
 
