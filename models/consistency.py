@@ -18,6 +18,7 @@ from typing import Sequence
 
 from models.consistency_input import invalid_report, pair_problems
 from models.entailment import score_qas
+from models.entailment_features import group_indices
 from models.text import as_sentences, as_tokens, script_warnings
 
 log = logging.getLogger(__name__)
@@ -89,7 +90,7 @@ class ConsistencyPipeline:
             return []
         hyps = [f"{qa['question'].strip()} {qa['answer'].strip()}" for qa in qas]
         answers = [qa["answer"] for qa in qas]
-        calls = [list(range(len(qas)))] if batched else list(_groups(keys).values())
+        calls = [list(range(len(qas)))] if batched else list(group_indices(keys).values())
         scores = [0.0] * len(qas)
         for idx in calls:
             out = score_qas(self.scorer, reference, [hyps[i] for i in idx], [answers[i] for i in idx],
@@ -269,11 +270,3 @@ class ConsistencyPipeline:
                                            "score": qa["score"]})
         rep["n_supported"] = sum(qa["supported"] for _, _, qa in qas)
         rep["score"] = rep["n_supported"] / rep["n_qas"]
-
-
-def _groups(keys: Sequence) -> dict:
-    """Indices of equal keys, in first-seen order."""
-    out: dict = {}
-    for i, k in enumerate(keys):
-        out.setdefault(k, []).append(i)
-    return out

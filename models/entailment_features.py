@@ -64,21 +64,25 @@ def question_verb_key(question: str):
     """The predicate a QA-SRL question asks about, when the caller gives none: the first three
     letters of its verb ("says" / "say" / "saying" agree; an irregular "said" does not), None for
     a question that is no template (it then has no siblings)."""
-    from models.question_slots import parse_question
+    from models.question_slots import parse_question, verb_word
 
     parsed = parse_question(question)
-    verb = ((parsed.slots.get("verb") or "").split()[-1:] or [""])[0].lower() if parsed else ""
-    return verb[:3] or None
+    return (verb_word(parsed.slots) if parsed else "")[:3] or None
+
+
+def group_indices(keys: Sequence) -> dict:
+    """key -> the indices holding it, in first-seen order."""
+    out: dict = {}
+    for i, k in enumerate(keys):
+        out.setdefault(k, []).append(i)
+    return out
 
 
 def add_context_features(rows: list[dict], keys: Sequence) -> None:
     """ctx_X = the mean of X over the other rows with the same predicate key: the QAs of one
     predicate tend to be supported or not together (the event is in the reference, or it is not).
     A row alone with its predicate (or with key None) gets its own value."""
-    groups: dict = {}
-    for i, k in enumerate(keys):
-        groups.setdefault(("solo", i) if k is None else k, []).append(i)
-    for members in groups.values():
+    for members in group_indices([("solo", i) if k is None else k for i, k in enumerate(keys)]).values():
         for i in members:
             others = [j for j in members if j != i] or [i]
             for name in CONTEXT_FEATURES:

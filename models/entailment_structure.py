@@ -30,7 +30,7 @@ from typing import Sequence
 
 from metrics.roles import question_to_sem_role
 from models.qa_alignment import answer_relation, content_set, extract_qas, numbers_conflict, numbers_in
-from models.question_slots import parse_question
+from models.question_slots import parse_question, verb_word
 
 EXACT_FEATURES = ("struct_pred_in_ref", "struct_role_in_ref", "struct_role_match", "struct_role_conflict",
                   "struct_numbers_conflict", "struct_answer_in_args", "struct_answer_elsewhere", "struct_fallback")
@@ -101,7 +101,7 @@ class ReferenceStructure:
             self.stats["unparsed_questions"] += 1
             return None
         slots = parsed.slots
-        word = ((slots.get("verb") or "").split()[-1:] or [""])[0].lower()
+        word = verb_word(slots)
         forms = {word, (self.detector.verb_forms.lookup(word, "verbal") or word).lower()} if word else set()
         return forms, question_to_sem_role(slots, parsed.is_passive)
 

@@ -287,6 +287,12 @@ def fallback_slots(question: str, verb_form: str | None = None) -> dict:
     return slots
 
 
+def verb_word(slots: Mapping[str, str]) -> str:
+    """The verb of a parsed question, lowercased, without its auxiliaries ("been approved" ->
+    "approved"); "" when the slots have none."""
+    return ((slots.get("verb") or "").split()[-1:] or [""])[0].lower()
+
+
 def _slot_value(slots: Mapping[str, str], name: str) -> str:
     value = (slots.get(name) or "").strip()
     return EMPTY if value in ("", EMPTY) else value
