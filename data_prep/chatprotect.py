@@ -1,5 +1,5 @@
 """ChatProtect self-contradiction pairs (JSONL, one pair a line; ../shared/data/chatprotect/README):
-{id, prompt, prefix, orig, alt, label?, kind?} -> {id, group, prefix, a, b, label, kind?} (kind: a synthetic pair's).
+{id, prompt, prefix, orig, alt, label?, generator?, kind?} -> {id, group, prefix, a, b, label, generator, kind?} (kind: a synthetic pair's).
 
 Every line is checked before any model loads: a line that is not JSON, or not an object with
 string `orig` and `alt` (or `a` and `b`), or a label other than 0 / 1, stops the read with the file
@@ -41,7 +41,7 @@ def read_pairs(path: str | Path) -> list[dict]:
             problems.append(f"{where}: prefix must be a string")
             continue
         pairs.append({"id": str(row.get("id", f"{path.stem}:{lineno}")), "group": str(row.get("prompt", "")),
-                      "prefix": prefix, "a": a, "b": b, "label": label,
+                      "prefix": prefix, "a": a, "b": b, "label": label, "generator": row.get("generator"),
                       **({"kind": row["kind"]} if "kind" in row else {})})  # the synthetic set's pair kind
     if problems:
         raise DataFormatError(f"{len(problems)} bad line(s) in {path}; nothing was scored:\n  " + "\n  ".join(problems[:50]))

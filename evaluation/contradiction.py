@@ -26,6 +26,8 @@ from omegaconf import DictConfig
 from data_prep.chatprotect import read_pairs
 from data_prep.records import DataFormatError
 from metrics.contradiction import binary_prf
+from models.model_paths import resolve_model_path
+from sklearn.metrics import roc_auc_score
 
 log = logging.getLogger(__name__)
 
@@ -48,62 +50,113 @@ def read_input(cfg: DictConfig) -> tuple[list[dict] | None, tuple[str, str] | No
     raise DataFormatError("give pairs=FILE.jsonl, or a=FILE and b=FILE")
 
 
-def sentence_pairs(text_a: str, text_b: str, detector, parser, scorer, embedder) -> list[dict]:
-    """Analysed rows for every sentence of a against every sentence of b sharing a predicate."""
-    from models.contradiction import analyse_pair, similarities
+def sentence_pairs(text_a: str, text_b: str, detector, parser, scorer, embedder) -> tuple[list[dict], list[dict]]:
+    """(pairs, analysed rows) for every sentence of a against every sentence of b sharing a
+    predicate; without the components (an encoder-only model), every sentence pair. A pair's prefix
+    is the text of a before its sentence."""
+    from models.contradiction import analyse_pair, analyse_pairs, similarities
     from models.qa_alignment import extract_qas, predicates_of
     from models.text import tokenize_sentences
 
     sa, sb = tokenize_sentences(text_a), tokenize_sentences(text_b)
+    prefix = lambda i: " ".join(w for s in sa[:i] for w in s)  # noqa: E731
+    if detector is None:
+        pairs = [{"id": f"a{i}-b{j}", "a": " ".join(sa[i]), "b": " ".join(sb[j]), "prefix": prefix(i)}
+                 for i in range(len(sa)) for j in range(len(sb))]
+        return pairs, analyse_pairs(pairs)
     qas = extract_qas(sa + sb, detector, parser)
     qa, qb = qas[:len(sa)], qas[len(sa):]
     todo = [(i, j) for i in range(len(sa)) for j in range(len(sb)) if predicates_of(qa[i]) & predicates_of(qb[j])]
     sims = similarities(embedder, [" ".join(sa[i]) for i, _ in todo], [" ".join(sb[j]) for _, j in todo])
-    return [analyse_pair(f"a{i}-b{j}", sa[i], sb[j], [w for s in sa[:i] for w in s], qa[i], qb[j], scorer, sim)
-            for (i, j), sim in zip(todo, sims)]
+    pairs = [{"id": f"a{i}-b{j}", "a": " ".join(sa[i]), "b": " ".join(sb[j]), "prefix": prefix(i)} for i, j in todo]
+    return pairs, [analyse_pair(f"a{i}-b{j}", sa[i], sb[j], [w for s in sa[:i] for w in s], qa[i], qb[j], scorer, sim)
+                   for (i, j), sim in zip(todo, sims)]
 
 
-def prediction(row: dict, p: float | None, threshold: float) -> dict:
+def explanation(row: dict, basis: str | None, flagged: bool) -> str | None:
+    """What a flagged pair's decision rests on, in words (never an empty answer for a flagged pair)."""
+    if not flagged:
+        return None
+    if row.get("conflicts"):
+        c = row["conflicts"][0]
+        return (f"aligned facts differ: {c['predicate']} / {c['role']}: "
+                f"{c['a']['answer']!r} vs {c['b']['answer']!r}")
+    if basis == "encoder" and row["status"] == "no_predicate":
+        return "sentence-level conflict (pair encoder): a sentence has no predicate, so no fact could be aligned"
+    if basis and "encoder" in basis:
+        return "sentence-level conflict (pair encoder): no aligned fact differs"
+    return "flagged without a conflicting QA pair to show (the score comes from sentence-level features)"
+
+
+def prediction(row: dict, p: float | None, threshold: float, basis: str | None = None) -> dict:
+    flagged = p is not None and p >= threshold
     out = {"id": row["id"], "status": row["status"], "p_contradiction": p,
-           "decision": None if p is None else bool(p >= threshold),
+           "decision": None if p is None else bool(flagged), "basis": basis,
+           "encoder_p": row.get("encoder_p"),
            "a": " ".join(row["a_tokens"]), "b": " ".join(row["b_tokens"]),
-           "conflicts": row.get("conflicts", []) if p is not None and p >= threshold else [],
+           "conflicts": row.get("conflicts", []) if flagged else [],
+           "explanation": explanation(row, basis, flagged),
            "messages": row["messages"]}
     if p is not None and p < threshold:
         out["differences"] = row.get("conflicts", [])  # aligned answers that differ, not judged a conflict
     return out
 
 
+def by_generator(pairs: list[dict], labels, decided) -> dict:
+    """P / R / F1 per generator, when the pairs name more than one."""
+    gens = list(dict.fromkeys(str(p.get("generator")) for p in pairs))
+    if len(gens) < 2:
+        return {}
+    return {g: binary_prf(labels[[i for i, p in enumerate(pairs) if str(p.get("generator")) == g]],
+                          decided[[i for i, p in enumerate(pairs) if str(p.get("generator")) == g]]) for g in gens}
+
+
 def run(cfg: DictConfig, run_dir: Path) -> dict:
-    from models.contradiction import ContradictionModel, analyse_pairs, entailment_only, load_components
+    from models.contradiction import (ContradictionModel, add_encoder_scores, analyse_pairs, encoder_probs,
+                                      entailment_only, load_components)
 
     pairs, texts = read_input(cfg)
-    model = ContradictionModel.load(hydra.utils.to_absolute_path(cfg.contradiction))
+    model = ContradictionModel.load(resolve_model_path(cfg.contradiction), batch_size=int(cfg.batch_size))
     threshold = float(cfg.threshold) if cfg.get("threshold") is not None else model.threshold
-    models = load_components(cfg.parser, cfg.detector, cfg.entailment, int(cfg.batch_size))
+    # an encoder-only model needs no detector, parser or entailment classifier
+    if model.uses_alignment and not (cfg.parser and cfg.detector and cfg.entailment):
+        raise DataFormatError(f"{cfg.contradiction} uses the QA alignment: give parser=, detector= and entailment=")
+    models = load_components(cfg.parser, cfg.detector, cfg.entailment, int(cfg.batch_size)) if model.uses_alignment \
+        else (None, None, None, None)
     start = time.perf_counter()
-    rows = analyse_pairs(pairs, *models) if pairs is not None else sentence_pairs(*texts, *models)
+    if pairs is not None:
+        rows = analyse_pairs(pairs, *models)
+    else:
+        pairs_in, rows = sentence_pairs(*texts, *models)
+    if model.encoder is not None:
+        add_encoder_scores(rows, encoder_probs(rows, pairs if pairs is not None else pairs_in, model.encoder))
     probs = model.probabilities(rows)
     seconds = time.perf_counter() - start
-    preds = [prediction(r, p, threshold) for r, p in zip(rows, probs)]
+    preds = [prediction(r, p, threshold, model.basis(r)) for r, p in zip(rows, probs)]
     run_dir.mkdir(parents=True, exist_ok=True)
     with (run_dir / "predictions.jsonl").open("w", encoding="utf-8") as f:
         for p in preds:
             f.write(json.dumps(p, ensure_ascii=False) + "\n")
     statuses = {s: sum(p["status"] == s for p in preds) for s in sorted({p["status"] for p in preds})}
-    summary = {"pairs": len(preds), "statuses": statuses, "flagged": sum(bool(p["decision"]) for p in preds),
+    bases = {str(b): sum(p["basis"] == b for p in preds) for b in dict.fromkeys(p["basis"] for p in preds)}
+    summary = {"pairs": len(preds), "statuses": statuses, "basis": bases, "flagged": sum(bool(p["decision"]) for p in preds),
+               "flagged_without_aligned_fact": sum(bool(p["decision"]) and not p["conflicts"] for p in preds),
                "pairs_per_second": len(preds) / seconds if seconds else None, "threshold": threshold}
     if pairs is not None and all(p["label"] is not None for p in pairs):
         labels = np.array([p["label"] for p in pairs])
         decided = np.array([bool(p["decision"]) for p in preds])
         ent = [entailment_only(r) for r in rows]
-        t_ent = model.info.get("entailment_only_threshold", 0.5)
-        summary = {**binary_prf(labels, decided), "threshold": threshold, **summary,
-                   "baselines": {
-                       "always_contradiction": binary_prf(labels, np.ones(len(labels), bool)),
-                       "lexical_numbers_differ": binary_prf(labels, [r["status"] == "ok" and r["features"]["sentence_numbers_differ"] > 0 for r in rows]),
-                       "entailment_only": {**binary_prf(labels, [e is not None and e >= t_ent for e in ent]), "threshold": t_ent},
-                       "chatgpt_published": CHATGPT_PUBLISHED}}
+        t_ent = model.info.get("entailment_only_threshold") or 0.5
+        scored = [i for i, p in enumerate(probs) if p is not None]
+        auc = float(roc_auc_score(labels[scored], [probs[i] for i in scored])) if len(set(labels[scored])) > 1 else None
+        baselines = {"always_contradiction": binary_prf(labels, np.ones(len(labels), bool)),
+                     "chatgpt_published": CHATGPT_PUBLISHED}
+        if model.uses_alignment:
+            baselines.update(
+                lexical_numbers_differ=binary_prf(labels, [r["status"] == "ok" and r["features"]["sentence_numbers_differ"] > 0 for r in rows]),
+                entailment_only={**binary_prf(labels, [e is not None and e >= t_ent for e in ent]), "threshold": t_ent})
+        summary = {**binary_prf(labels, decided), "threshold": threshold, "auc": auc, **summary,
+                   "by_generator": by_generator(pairs, labels, decided), "baselines": baselines}
         log.info("contradiction P %.3f / R %.3f / F1 %.3f on %d pairs (%d positives); %.1f pairs/s",
                  summary["precision"], summary["recall"], summary["f1"], summary["n"], summary["positives"],
                  summary["pairs_per_second"])

@@ -8,7 +8,7 @@ that differ without being judged a conflict in a collapsed list.
     write_page(predictions, "report.html")
 
 Input: the dicts of evaluation.contradiction.prediction(): {id, status, p_contradiction, decision,
-a, b (tokens joined by one space), conflicts, differences?, messages}; a conflict (or difference)
+a, b (tokens joined by one space), conflicts, differences?, messages, basis?, explanation?}; a conflict (or difference)
 is {predicate, role, relation, numbers_differ, names_differ, a: {question, answer, span, support},
 b: {...}} with span = [start, end) over the space-split tokens of its side.
 
@@ -18,8 +18,9 @@ Markup contract (what tests/test_contradiction_html.py checks):
   `data-count`;
 - each prediction k is a `section.pair` with `id="pair-{k}"`, `data-pair` = k, `data-id`, and
   `data-decision` = "contradiction" | "consistent" | "no-score"; its header shows `.score`
-  (P(contradiction) as "73.2%", or "n/a"), `.decision`, `.status` (the status) and
-  `ul.messages li` (the messages);
+  (P(contradiction) as "73.2%", or "n/a"), `.decision`, `.status` (the status), `.basis` (the
+  signals the score rests on, when given) and `ul.messages li` (the messages); a flagged pair
+  without a conflict says its `explanation` in `p.empty`;
 - sentence A / B is a `div.sentence` with `data-side` "a" / "b"; each token is a `span.tok` with
   `data-side` and `data-index` (its position in the space-split sentence);
 - conflict j of prediction k (its `conflicts` list) is highlighted on each side where its span is
@@ -87,7 +88,8 @@ ul.statuses li { display: inline-block; margin-right: 10px; }
              border-bottom: 1px solid #e4e7eb; padding-bottom: 8px; margin-bottom: 8px; }
 .score { font-size: 20px; font-weight: 700; }
 .badge, .status, .decision { display: inline-block; padding: 0 8px; border-radius: 10px; font-size: 13px; }
-.status { font-family: ui-monospace, "DejaVu Sans Mono", monospace; }
+.status, .basis { font-family: ui-monospace, "DejaVu Sans Mono", monospace; }
+.basis { color: var(--grey); font-size: 13px; }
 .status.ok { background: var(--green-bg); color: var(--green); }
 .status.warn { background: var(--amber-bg); color: var(--amber); }
 .decision.contradiction { background: var(--red-bg); color: var(--red); font-weight: 700; }
@@ -265,6 +267,8 @@ def _render_pair(k: int, pred: dict) -> str:
              f'<span class="score" data-p="{_e(p)}" title="P(contradiction)">{_pct(p)}</span>',
              f'<span class="decision {decision}">{_e(dec_txt)}</span>',
              f'<span class="status {"ok" if status == "ok" else "warn"}">{_e(status)}</span>',
+             *([f'<span class="basis" title="the signals the score rests on">{_e(pred["basis"])}</span>']
+               if pred.get("basis") else []),
              '</div>']
     msgs = pred.get("messages") or []
     if msgs:
@@ -275,8 +279,7 @@ def _render_pair(k: int, pred: dict) -> str:
     if conflicts:
         parts.append(_conflict_table(k, conflicts))
     elif decision == "contradiction":
-        parts.append('<p class="empty">flagged without a conflicting QA pair to show '
-                     '(the score comes from sentence-level features)</p>')
+        parts.append(f'<p class="empty">{_e(pred.get("explanation") or "flagged without a conflicting QA pair to show")}</p>')
     diffs = [d for d in (pred.get("differences") or []) if isinstance(d, dict)]
     if diffs:
         parts.append(_differences(k, diffs))

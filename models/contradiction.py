@@ -1,10 +1,13 @@
 """Self-contradiction at the level of facts: two sentences a model wrote in one context -> the QAs
 of each (predicate detector + parser) -> the QAs they share a predicate and role on
 (models/qa_alignment.py) -> features -> P(contradiction) from a small logistic regression, and the
-conflicting QA pairs that explain it.
+conflicting QA pairs that explain it. With a pair encoder (models/pair_encoder.py), its score of the
+whole pair is one more feature (`encoder`, a logit), and a pair whose sentence has no predicate is
+still scored, on the encoder alone.
 
-A pair where either sentence is empty, has no predicate, or is not in a Latin script gets a status
-and `p_contradiction: None`: counted, never dropped.
+A pair where either sentence is empty or is not in a Latin script gets a status and
+`p_contradiction: None`; one with no predicate on a side gets status `no_predicate` and a score only
+when the model has an encoder: counted, never dropped. `basis` says which signals a score rests on.
 """
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from models.qa_alignment import align, entailment_both_ways, extract_qas, number
 from models.text import as_tokens, script_warnings
 
 FORMAT_FILE = "contradiction.json"
+ENCODER_FOLDER = "encoder"
 # Features of a pair (all in [0, 1] or small counts); the model and the ablations pick among them.
 FEATURES = ("aligned", "shared_predicates", "aligned_numbers_differ", "aligned_names_differ", "aligned_disjoint",
             "anchored_numbers_differ", "anchored_names_differ", "anchored_disjoint", "event_differs",
@@ -98,10 +102,14 @@ def conflicts(aligned, qas_a, qas_b, sup_a, sup_b) -> list[dict]:
     return rows
 
 
-def analyse_pairs(pairs: Sequence[dict], detector, parser, scorer, embedder) -> list[dict]:
+def analyse_pairs(pairs: Sequence[dict], detector=None, parser=None, scorer=None, embedder=None) -> list[dict]:
     """Per pair {id, a, b, prefix?}: tokens, QAs of both sentences (batched over all pairs), their
-    alignment, supports, similarity, features, conflicts and a status."""
+    alignment, supports, similarity, features, conflicts and a status. Without the components
+    (detector None): tokens and status only, for a model on the pair encoder alone."""
     toks = [(as_tokens(p["a"]), as_tokens(p["b"]), as_tokens(p.get("prefix") or "")) for p in pairs]
+    if detector is None:
+        return [pair_status({"id": p["id"], "a_tokens": a, "b_tokens": b, "status": "ok", "messages": [],
+                             "features": {}, "conflicts": []}) for p, (a, b, _) in zip(pairs, toks)]
     qas = extract_qas([t for a, b, _ in toks for t in (a, b)], detector, parser)
     sims = similarities(embedder, [" ".join(a) for a, _, _ in toks], [" ".join(b) for _, b, _ in toks])
     return [analyse_pair(p["id"], ta, tb, ctx, qas[2 * i], qas[2 * i + 1], scorer, sims[i])
@@ -121,16 +129,12 @@ def similarities(embedder, texts_a: Sequence[str], texts_b: Sequence[str]) -> li
 def analyse_pair(pair_id: str, ta: list[str], tb: list[str], ctx: list[str], qa: list[dict], qb: list[dict],
                  scorer, similarity: float) -> dict:
     """One pair of tokenized sentences and their QAs -> the analysed row (status ok, or why not)."""
-    row = {"id": pair_id, "a_tokens": ta, "b_tokens": tb, "qas_a": qa, "qas_b": qb, "status": "ok", "messages": []}
-    notes = script_warnings(ta + tb)
-    if not ta or not tb:
-        row["status"], row["messages"] = "empty_sentence", ["a sentence is empty"]
-    elif notes:
-        row["status"], row["messages"] = "non_english", notes
-    elif not qa or not qb:
-        row["status"] = "no_predicate"
+    row = pair_status({"id": pair_id, "a_tokens": ta, "b_tokens": tb, "qas_a": qa, "qas_b": qb, "status": "ok",
+                       "messages": []})
+    if row["status"] == "ok" and (not qa or not qb):
+        row["status"] = "no_predicate"  # features still computed (nothing aligns): the encoder may score it
         row["messages"] = [f"sentence {'a' if not qa else 'b'} has no QA (no predicate found or parsed)"]
-    if row["status"] != "ok":
+    if row["status"] not in ("ok", "no_predicate"):
         return row
     aligned = align(qa, qb, ta, tb)
     sup_a, sup_b = entailment_both_ways(scorer, qa, qb, ta, tb, ctx)
@@ -138,6 +142,38 @@ def analyse_pair(pair_id: str, ta: list[str], tb: list[str], ctx: list[str], qa:
                features=pair_features(ta, tb, qa, qb, aligned, sup_a, sup_b, similarity),
                conflicts=conflicts(aligned, qa, qb, sup_a, sup_b))
     return row
+
+
+def pair_status(row: dict) -> dict:
+    """Status empty_sentence / non_english (no score at all) of a row with a_tokens and b_tokens."""
+    ta, tb = row["a_tokens"], row["b_tokens"]
+    notes = script_warnings(ta + tb)
+    if not ta or not tb:
+        row["status"], row["messages"] = "empty_sentence", ["a sentence is empty"]
+    elif notes:
+        row["status"], row["messages"] = "non_english", notes
+    return row
+
+
+def add_encoder_scores(rows: list[dict], probs: Sequence[float | None]) -> None:
+    """The pair encoder's P(contradiction) of each scorable row (probs in row order), as `encoder_p`
+    and the feature `encoder` (its logit, clipped: a logistic regression over logits stays linear
+    in the evidence)."""
+    for r, p in zip(rows, probs):
+        if p is None or r["status"] not in ("ok", "no_predicate"):
+            continue
+        r["encoder_p"] = float(p)
+        q = min(max(float(p), 1e-6), 1 - 1e-6)
+        r.setdefault("features", {})["encoder"] = math.log(q / (1 - q))
+
+
+def encoder_probs(rows: list[dict], pairs: Sequence[dict], encoder) -> list[float | None]:
+    """The encoder's P(contradiction) of the scorable rows (None for the others), batched."""
+    todo = [i for i, r in enumerate(rows) if r["status"] in ("ok", "no_predicate")]
+    out: list[float | None] = [None] * len(rows)
+    for i, p in zip(todo, encoder.score([pairs[i] for i in todo])):
+        out[i] = p
+    return out
 
 
 def load_components(parser: str, detector: str, entailment: str, batch_size: int = 32):
@@ -154,7 +190,7 @@ def load_components(parser: str, detector: str, entailment: str, batch_size: int
 
 def entailment_only(row: dict) -> float | None:
     """The entailment-classifier baseline: 1 - the lower mean P(supported) of the two directions."""
-    if row["status"] != "ok":
+    if row["status"] != "ok" or "support_a" not in row:
         return None
     return 1.0 - min(float(np.mean(row["support_a"])), float(np.mean(row["support_b"])))
 
@@ -163,8 +199,9 @@ class ContradictionModel:
     """Standardised logistic regression over named features, with a decision threshold; saved as
     JSON (contradiction.json) so loading needs no pickle."""
 
-    def __init__(self, features, coef, intercept, mean, std, threshold=0.5, info=None):
+    def __init__(self, features, coef, intercept, mean, std, threshold=0.5, info=None, encoder=None):
         self.features, self.threshold, self.info = list(features), float(threshold), dict(info or {})
+        self.encoder = encoder  # a models.pair_encoder.PairEncoder when "encoder" is a feature
         self.coef, self.intercept = np.asarray(coef, float), float(intercept)
         self.mean, self.std = np.asarray(mean, float), np.asarray(std, float)
 
@@ -172,16 +209,40 @@ class ContradictionModel:
         """P(contradiction) of analysed pairs; None for a pair whose status is not ok."""
         out = []
         for r in rows:
-            if r["status"] != "ok":
+            if not self.scorable(r):
                 out.append(None)
                 continue
             x = (np.array([r["features"][f] for f in self.features]) - self.mean) / self.std
             out.append(float(1 / (1 + math.exp(-(x @ self.coef + self.intercept)))))
         return out
 
+    @property
+    def uses_encoder(self) -> bool:
+        return "encoder" in self.features
+
+    @property
+    def uses_alignment(self) -> bool:
+        """Whether any feature needs the predicate detector, parser and entailment classifier."""
+        return any(f != "encoder" for f in self.features)
+
+    def scorable(self, row: dict) -> bool:
+        return row["status"] == "ok" or (row["status"] == "no_predicate" and self.uses_encoder
+                                         and "encoder" in row.get("features", {}))
+
+    def basis(self, row: dict) -> str | None:
+        """Which signals a row's score rests on: encoder, alignment, or encoder+alignment (none when unscored)."""
+        if not self.scorable(row):
+            return None
+        if row["status"] == "no_predicate" or not self.uses_alignment:
+            return "encoder"
+        return "encoder+alignment" if self.uses_encoder else "alignment"
+
     def save(self, folder: str | Path) -> Path:
+        """contradiction.json, and the pair encoder (when the model has one) in folder/encoder."""
         folder = Path(folder)
         folder.mkdir(parents=True, exist_ok=True)
+        if self.encoder is not None:
+            self.encoder.save_pretrained(folder / ENCODER_FOLDER)
         (folder / FORMAT_FILE).write_text(json.dumps({
             "features": self.features, "coef": self.coef.tolist(), "intercept": self.intercept,
             "mean": self.mean.tolist(), "std": self.std.tolist(), "threshold": self.threshold, "info": self.info},
@@ -189,9 +250,18 @@ class ContradictionModel:
         return folder
 
     @classmethod
-    def load(cls, folder: str | Path) -> "ContradictionModel":
-        path = Path(folder) / FORMAT_FILE
+    def load(cls, folder: str | Path, batch_size: int = 32) -> "ContradictionModel":
+        from models.checkpoint import checkpoint_folder
+
+        folder = checkpoint_folder(folder)
+        path = folder / FORMAT_FILE
         if not path.exists():
             raise FileNotFoundError(f"{folder}: not a contradiction checkpoint (no {FORMAT_FILE}); "
                                     "train one with python -m train.contradiction")
-        return cls(**json.loads(path.read_text()))
+        model = cls(**json.loads(path.read_text()))
+        if model.uses_encoder:
+            from models.pair_encoder import PairEncoder
+
+            model.encoder = PairEncoder.from_pretrained(folder / ENCODER_FOLDER, batch_size=batch_size,
+                                                        bf16=bool(model.info.get("encoder_bf16", False)))
+        return model

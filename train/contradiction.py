@@ -1,12 +1,22 @@
-"""Train the self-contradiction scorer (models/contradiction.py) on the ChatProtect validation pairs:
+"""Train the self-contradiction scorer (models/contradiction.py):
 
     python -m train.contradiction parser=P detector=DET entailment=E hydra.run.dir=R
+    python -m train.contradiction ... encoder.model=minilm|mpnet        # + a pair encoder (the shipped: mpnet)
+    python -m train.contradiction encoder.model=mpnet alignment=false   # the encoder alone, no parser
 
-Everything is chosen by cross-validation on validation, grouped by prompt (no prompt in two folds):
-the feature set, the regularisation C, and the decision threshold (the best contradiction-class F1
-of the out-of-fold probabilities). The entailment-only baseline's threshold is chosen the same way.
-The final model is fit on all of validation. Writes R/contradiction/contradiction.json (the model,
-its threshold, and what it was trained with) and R/cv_metrics.json. The test pairs are never read.
+Selection pairs: ChatProtect validation (human labels) + `selection.files` (chatgpt.big: the release
+detector's labels, 100 other prompts). With `encoder.model`, a cross-encoder (models/pair_encoder.py)
+is fine-tuned on `encoder.train_files` (chatgpt.big + popqa), and every selection pair gets an
+out-of-sample encoder score (train/contradiction_encoder.py: folds over chatgpt.big's prompts; the
+final encoder for validation). Then everything is chosen by cross-validation over the selection
+pairs grouped by prompt (no prompt in two folds): the feature set (the encoder's logit, the QA
+alignment's features, or both), the regularisation C, and the decision threshold (the best
+contradiction-class F1 of the pooled out-of-fold probabilities). The figures are also given per
+file (validation apart from chatgpt.big). The final model is fit on all selection pairs. Writes
+R/contradiction/ (contradiction.json: the model, its threshold, what it was trained with; encoder/:
+the final pair encoder when the chosen features use it), R/cv_metrics.json, and R/encoder/ (one
+resumable stage per encoder). The test pairs are never read. The parse of each file is cached
+(`analysis_cache`), so runs that differ only in the encoder or the grid parse once.
 
 `synthetic.enabled=true` adds a synthetic set from the QA-SRL / QANom training sentences
 (data_prep.synthetic_contradiction: an answer replaced by another of its role = contradiction, an
@@ -18,8 +28,10 @@ set alone is scored on validation as a diagnostic (`synthetic_only` in cv_metric
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -50,7 +62,10 @@ FEATURE_SETS = {
     "numbers_similarity": ("sentence_numbers_differ", "aligned_numbers_differ", "anchored_numbers_differ",
                            "event_differs", "numbers_differ_same_event", "sentence_jaccard", "sentence_similarity",
                            "numbers_differ_similar"),
+    # the pair encoder's logit (models/pair_encoder.py), alone and beside the alignment
+    "encoder": ("encoder",),
 }
+FEATURE_SETS.update({f"encoder_{k}": ("encoder", *v) for k, v in list(FEATURE_SETS.items()) if k != "encoder"})
 
 
 def fit(rows: list[dict], labels: np.ndarray, features, C: float, sample_weight=None) -> ContradictionModel:
@@ -119,32 +134,111 @@ def read_synthetic(cfg: DictConfig) -> tuple[list[dict], dict]:
                    "kinds": dict(Counter(p.get("kind") for p in pairs))}
 
 
-def train(cfg: DictConfig, run_dir: Path) -> dict:
-    pairs = read_pairs(hydra.utils.to_absolute_path(cfg.data.train_file))  # bad lines stop here, before any model
-    if cfg.data.get("limit"):
-        pairs = pairs[: int(cfg.data.limit)]
+def read_labelled(path: str, limit=None) -> list[dict]:
+    """Labelled pairs of one file (bad lines stop here, before any model), each tagged with its file."""
+    pairs = read_pairs(hydra.utils.to_absolute_path(path))[: int(limit) if limit else None]
     if any(p["label"] is None for p in pairs):
-        raise ValueError(f"{cfg.data.train_file}: every training pair needs a label")
+        raise ValueError(f"{path}: every training pair needs a label")
+    return [dict(p, file=str(path)) for p in pairs]
+
+
+def analysed(cfg: DictConfig, pairs: list[dict], components) -> list[dict]:
+    """analyse_pairs, file by file, cached on disk (cfg.analysis_cache, keyed by the file, its size,
+    the limit and the three checkpoints): the parse of 5,000 pairs is the slow part and the same
+    for every encoder and grid."""
+    from models.contradiction import analyse_pairs
+
+    cache = cfg.get("analysis_cache")
+    rows: list[dict] = []
+    for file in dict.fromkeys(p["file"] for p in pairs):
+        part = [p for p in pairs if p["file"] == file]
+        path = None
+        if cache and components[0] is not None:
+            src = Path(hydra.utils.to_absolute_path(file))
+            key = hashlib.sha1(json.dumps([str(src.resolve()), src.stat().st_size, len(part), str(cfg.parser),
+                                           str(cfg.detector), str(cfg.entailment)]).encode()).hexdigest()[:12]
+            path = Path(hydra.utils.to_absolute_path(cache)) / f"{src.stem}-{key}.jsonl"
+            if path.exists():
+                cached = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+                if [r["id"] for r in cached] == [p["id"] for p in part]:
+                    log.info("analysis of %s from the cache %s", file, path)
+                    rows += cached
+                    continue
+        start = time.perf_counter()
+        new = analyse_pairs(part, *components)
+        log.info("analysed %d pairs of %s in %.0f s", len(part), file, time.perf_counter() - start)
+        if path is not None:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(".tmp")
+            tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in new), encoding="utf-8")
+            tmp.rename(path)
+        rows += new
+    return rows
+
+
+def feature_sets(cfg: DictConfig, with_encoder: bool, with_alignment: bool) -> list[str]:
+    """The configured feature sets this run can compute: the encoder's only with an encoder, the
+    alignment's only with the parser."""
+    names = [n for n in cfg.cv.feature_sets if (with_encoder or "encoder" not in FEATURE_SETS[n])
+             and (with_alignment or FEATURE_SETS[n] == ("encoder",))]
+    if not names:
+        raise ValueError(f"none of cv.feature_sets={list(cfg.cv.feature_sets)} can be computed with "
+                         f"encoder={with_encoder}, alignment={with_alignment}")
+    return names
+
+
+def train(cfg: DictConfig, run_dir: Path) -> dict:
+    from models.contradiction import add_encoder_scores
+
+    validation = read_labelled(cfg.data.train_file, cfg.data.get("limit"))
+    sel_files = list(cfg.get("selection", {}).get("files") or [])
+    pairs = validation + [p for f in sel_files for p in read_labelled(f, cfg.data.get("limit"))]
+    enc = cfg.get("encoder") or {}
+    with_encoder = bool(enc.get("model") or enc.get("random_config"))
+    enc_pairs = [p for f in enc.get("train_files") or [] for p in read_labelled(f, enc.get("limit"))] if with_encoder else []
+    report_files = [f for f in enc.get("report_files") or [] if with_encoder]
+    report = [p for p in enc_pairs if p["file"] in report_files]
+    with_alignment = bool(cfg.get("alignment", True))
     syn = cfg.get("synthetic") or {}
     syn_pairs, syn_info = read_synthetic(cfg) if syn.get("enabled") else ([], {})  # a missing file stops here, before any model
-    components = load_components(cfg.parser, cfg.detector, cfg.entailment, int(cfg.batch_size))
-    rows = analyse_pairs(pairs, *components)
-    ok = [i for i, r in enumerate(rows) if r["status"] == "ok"]
-    labels = np.array([pairs[i]["label"] for i in ok])
-    groups = [pairs[i]["group"] for i in ok]
-    ok_rows = [rows[i] for i in ok]
-    all_labels = np.array([p["label"] for p in pairs])
-    log.info("%d pairs, %d scored (%d contradictions), statuses %s", len(pairs), len(ok), labels.sum(),
-             {s: sum(r["status"] == s for r in rows) for s in {r["status"] for r in rows}})
+    names = feature_sets(cfg, with_encoder, with_alignment)
+    run_dir.mkdir(parents=True, exist_ok=True)
+    final_encoder, enc_info = None, {}
+    if with_encoder:  # first: the parse below may come from a cache that another run fills meanwhile
+        from train.contradiction_encoder import encoder_scores
 
-    def on_all(probs_ok: np.ndarray, t: float) -> dict:
-        """P/R/F1 over every pair: a pair without a score counts as 'no contradiction' found."""
+        scores, final_encoder, enc_info = encoder_scores(cfg, pairs + report, enc_pairs, run_dir)
+        enc_info["report"] = report_by_generator(report, scores[len(pairs):])
+    components = load_components(cfg.parser, cfg.detector, cfg.entailment, int(cfg.batch_size)) if with_alignment \
+        else (None, None, None, None)
+    rows = analysed(cfg, pairs, components)
+    if with_encoder:
+        add_encoder_scores(rows, scores[:len(pairs)])
+    labels_all = np.array([p["label"] for p in pairs])
+    groups_all = [f"{p['file']}|{p['group']}" for p in pairs]
+    statuses = dict(Counter(r["status"] for r in rows))
+    log.info("%d selection pairs (%d contradictions) from %s, statuses %s", len(pairs), labels_all.sum(),
+             [cfg.data.train_file, *sel_files], statuses)
+
+    def usable(features) -> list[int]:
+        """Rows a feature set scores: status ok; also no_predicate when the encoder is among them."""
+        return [i for i, r in enumerate(rows) if r["status"] == "ok" or
+                (r["status"] == "no_predicate" and "encoder" in features and "encoder" in r.get("features", {}))]
+
+    def on_all(idx, probs, t: float, files=None) -> dict:
+        """P/R/F1 over every pair (of `files`): a pair without a score counts as 'no contradiction' found."""
         decision = np.zeros(len(pairs), bool)
-        decision[ok] = probs_ok >= t
-        return binary_prf(all_labels, decision)
+        decision[idx] = np.asarray(probs) >= t
+        keep = [i for i, p in enumerate(pairs) if files is None or p["file"] in files]
+        return binary_prf(labels_all[keep], decision[keep])
 
-    weights = [None]  # None: validation only; a number: + the synthetic set at that weight
+    def by_file(idx, probs, t) -> dict:
+        return {Path(f).stem: on_all(idx, probs, t, {f}) for f in dict.fromkeys(p["file"] for p in pairs)}
+
+    syn_rows, syn_labels, weights = [], np.array([], int), [None]  # None: no synthetic; a number: its weight
     if syn_pairs:
+        from models.contradiction import analyse_pairs
+
         syn_all = analyse_pairs(syn_pairs, *components)
         syn_ok = [i for i, r in enumerate(syn_all) if r["status"] == "ok"]
         syn_rows, syn_labels = [syn_all[i] for i in syn_ok], np.array([syn_pairs[i]["label"] for i in syn_ok])
@@ -156,48 +250,83 @@ def train(cfg: DictConfig, run_dir: Path) -> dict:
 
     folds, seed = int(cfg.cv.folds), int(cfg.seed)
     grid, oofs = [], []
-    for name in cfg.cv.feature_sets:
+    for name in names:
+        feats = FEATURE_SETS[name]
+        idx = usable(feats)
+        sub_rows, sub_labels, sub_groups = [rows[i] for i in idx], labels_all[idx], [groups_all[i] for i in idx]
         for C in cfg.cv.C:
-            for w in weights:  # without synthetic first: on a tie, max() keeps the simpler model
+            for w in weights if "encoder" not in feats else [None]:  # without synthetic first: ties keep the simpler model
                 extra = None if w is None else (syn_rows, syn_labels, w)
-                oofs.append(out_of_fold(ok_rows, labels, groups, FEATURE_SETS[name], float(C), folds, seed, extra))
-                t, _ = best_threshold(oofs[-1], labels)
+                oof = out_of_fold(sub_rows, sub_labels, sub_groups, feats, float(C), folds, seed, extra)
+                oofs.append((idx, oof))
+                t, _ = best_threshold(oof, sub_labels)
                 grid.append({"feature_set": name, "C": float(C), "synthetic": w is not None, "synthetic_weight": w,
-                             "threshold": t, "cv": on_all(oofs[-1], t)})
-                log.info("CV %-18s C=%-5s synthetic=%-5s F1 %.3f (threshold %.3f)", name, C, w, grid[-1]["cv"]["f1"], t)
+                             "threshold": t, "cv": on_all(idx, oof, t), "cv_by_file": by_file(idx, oof, t),
+                             "auc": float(roc_auc_score(sub_labels, oof)) if len(set(sub_labels)) > 1 else None})
+                log.info("CV %-28s C=%-5s synthetic=%-5s F1 %.3f (threshold %.3f)", name, C, w, grid[-1]["cv"]["f1"], t)
     best = max(grid, key=lambda g: g["cv"]["f1"])
-    synthetic_only = synthetic_only_grid(cfg, syn_rows, syn_labels, ok_rows, labels, on_all) if syn_pairs else []
-    ent = np.array([entailment_only(r) for r in ok_rows])
-    t_ent, _ = best_threshold(ent, labels)
-    baselines = {"always_contradiction": binary_prf(all_labels, np.ones(len(pairs), bool)),
-                 "lexical_numbers_differ": on_all(np.array([r["features"]["sentence_numbers_differ"] for r in ok_rows]), 0.5),
-                 "entailment_only": {**on_all(ent, t_ent), "threshold": t_ent}}
-    oof_of = dict(zip(ok, oofs[grid.index(best)].tolist()))
-    run_dir.mkdir(parents=True, exist_ok=True)
+    best_idx, best_oof = oofs[grid.index(best)]
+    ok = usable(FEATURE_SETS[best["feature_set"]])
+    ok_rows, labels = [rows[i] for i in ok], labels_all[ok]
+    synthetic_only = synthetic_only_grid(cfg, syn_rows, syn_labels, ok_rows, labels,
+                                         lambda p, t: on_all(ok, p, t)) if syn_pairs else []
+    baselines = {"always_contradiction": binary_prf(labels_all, np.ones(len(pairs), bool))}
+    plain = [i for i, r in enumerate(rows) if r["status"] == "ok" and "support_a" in r]
+    t_ent = None
+    if plain:
+        ent = np.array([entailment_only(rows[i]) for i in plain])
+        t_ent, _ = best_threshold(ent, labels_all[plain])
+        baselines.update(lexical_numbers_differ=on_all(plain, [rows[i]["features"]["sentence_numbers_differ"] for i in plain], 0.5),
+                         entailment_only={**on_all(plain, ent, t_ent), "threshold": t_ent})
+    if with_encoder:
+        e_idx = [i for i, r in enumerate(rows) if "encoder_p" in r]
+        e_p = np.array([rows[i]["encoder_p"] for i in e_idx])
+        t_e, _ = best_threshold(e_p, labels_all[e_idx])
+        baselines["encoder_alone"] = {**on_all(e_idx, e_p, t_e), "threshold": t_e, "by_file": by_file(e_idx, e_p, t_e),
+                                      "auc": float(roc_auc_score(labels_all[e_idx], e_p))}
+        enc_info["report_at_selection_threshold"] = report_by_generator(report, scores[len(pairs):], t_e)
+    oof_of = dict(zip(best_idx, best_oof.tolist()))
     with (run_dir / "validation_analysis.jsonl").open("w", encoding="utf-8") as f:  # for error analysis
         for i, (p, r) in enumerate(zip(pairs, rows)):
-            f.write(json.dumps({"id": p["id"], "label": p["label"], "status": r["status"], "p_oof": oof_of.get(i),
-                                "a": p["a"], "b": p["b"], "features": r.get("features"),
-                                "conflicts": r.get("conflicts", [])[:3]}, ensure_ascii=False) + "\n")
+            f.write(json.dumps({"id": p["id"], "file": Path(p["file"]).stem, "label": p["label"], "status": r["status"],
+                                "p_oof": oof_of.get(i), "encoder_p": r.get("encoder_p"), "a": p["a"], "b": p["b"],
+                                "features": r.get("features"), "conflicts": r.get("conflicts", [])[:3]},
+                               ensure_ascii=False) + "\n")
     extra = (syn_rows, syn_labels, best["synthetic_weight"]) if best["synthetic"] else None
     model = fit_with(ok_rows, labels, FEATURE_SETS[best["feature_set"]], best["C"], extra)
     model.threshold = best["threshold"]
-    model.info = {"trained_on": str(cfg.data.train_file), "pairs": len(pairs), "scored": len(ok),
+    model.encoder = final_encoder if model.uses_encoder else None
+    model.info = {"trained_on": [str(cfg.data.train_file), *sel_files], "pairs": len(pairs), "scored": len(ok),
                   "feature_set": best["feature_set"], "C": best["C"], "cv_f1": best["cv"]["f1"],
-                  "entailment_only_threshold": t_ent, "parser": str(cfg.parser), "detector": str(cfg.detector),
-                  "entailment": str(cfg.entailment),
+                  "entailment_only_threshold": t_ent, "parser": str(cfg.parser) if model.uses_alignment else None,
+                  "detector": str(cfg.detector) if model.uses_alignment else None,
+                  "entailment": str(cfg.entailment) if model.uses_alignment else None,
+                  "encoder": {**dict(OmegaConf.to_container(enc, resolve=True)), "final": enc_info.get("stages", {}).get("final")}
+                  if model.uses_encoder else None, "encoder_bf16": bool(enc.get("bf16")) if model.uses_encoder else False,
                   "synthetic": {**syn_info, "used": best["synthetic"], "weight": best["synthetic_weight"]} if syn_info else None}
     model.save(run_dir / "contradiction")
     metrics = {"chosen": best, "grid": grid, "baselines_cv": baselines, "pairs": len(pairs), "scored": len(ok),
-               "statuses": {s: sum(r["status"] == s for r in rows) for s in {r["status"] for r in rows}},
-               "coef": dict(zip(model.features, model.coef.round(4).tolist()))}
+               "statuses": statuses, "coef": dict(zip(model.features, model.coef.round(4).tolist())),
+               "encoder": enc_info or None}
     if syn_info:
         metrics.update(synthetic=syn_info, synthetic_only=synthetic_only)
     (run_dir / "cv_metrics.json").write_text(json.dumps(metrics, indent=1))
-    log.info("chosen: %s C=%s synthetic weight %s, CV F1 %.3f (P %.3f / R %.3f) at threshold %.3f; entailment-only CV F1 %.3f",
-             best["feature_set"], best["C"], best["synthetic_weight"], best["cv"]["f1"], best["cv"]["precision"], best["cv"]["recall"],
-             best["threshold"], baselines["entailment_only"]["f1"])
+    log.info("chosen: %s C=%s synthetic weight %s, CV F1 %.3f (P %.3f / R %.3f) at threshold %.3f; by file %s",
+             best["feature_set"], best["C"], best["synthetic_weight"], best["cv"]["f1"], best["cv"]["precision"],
+             best["cv"]["recall"], best["threshold"], {k: round(v["f1"], 3) for k, v in best["cv_by_file"].items()})
     return metrics
+
+
+def report_by_generator(pairs: list[dict], scores: list[float], threshold: float | None = None) -> dict:
+    """The encoder's out-of-fold AUC (and P/R/F1 at `threshold`) on report-only pairs, per file and generator."""
+    out = {}
+    for key in dict.fromkeys((Path(p["file"]).stem, p.get("generator")) for p in pairs):
+        idx = [i for i, p in enumerate(pairs) if (Path(p["file"]).stem, p.get("generator")) == key]
+        y, s = np.array([pairs[i]["label"] for i in idx]), np.array([scores[i] for i in idx])
+        out[f"{key[0]}/{key[1]}"] = {"pairs": len(idx), "positives": int(y.sum()),
+                                     "auc": float(roc_auc_score(y, s)) if len(set(y)) > 1 else None,
+                                     **(binary_prf(y, s >= threshold) if threshold is not None else {})}
+    return out
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="train_contradiction")

