@@ -256,6 +256,31 @@ def decode_spans(probs, n_words: int, threshold: float) -> list[tuple[int, int, 
 
 
 # ---------------------------------------------------------------------------- inference
+PREDICATE_TYPES = ("verbal", "nominal")
+
+
+def thresholds_of(config, override=None) -> dict[str, float]:
+    """The decoding threshold per predicate type: `override` (one number for both, or a mapping
+    per type), else the checkpoint's `thresholds` (chosen per type on dev), else its one
+    `threshold` (checkpoints from before the per-type choice decode exactly as they did)."""
+    if override is not None:
+        if hasattr(override, "items"):
+            out = {t: float(v) for t, v in dict(override).items()}
+            unknown = set(out) - set(PREDICATE_TYPES)
+            if unknown or set(out) != set(PREDICATE_TYPES):
+                raise ValueError(f"threshold per type needs exactly {PREDICATE_TYPES}, got {sorted(out)}")
+            return out
+        return dict.fromkeys(PREDICATE_TYPES, float(override))
+    saved = getattr(config, "thresholds", None)
+    if saved:
+        return {t: float(saved[t]) for t in PREDICATE_TYPES}
+    return dict.fromkeys(PREDICATE_TYPES, float(config.threshold))
+
+
+def threshold_for(record: dict, thresholds: dict[str, float]) -> float:
+    return thresholds.get(record.get("predicate_type") or "verbal", thresholds["verbal"])
+
+
 class SpanParser:
     """Records in, predicted records out: the same interface as the seq2seq QASemParser."""
 
@@ -270,7 +295,7 @@ class SpanParser:
         self.device = device or ("cuda" if torch.cuda.is_available() else "cpu")
         if self.device != "keep":  # "keep": a model the Trainer owns (and places) during training
             self.model.to(self.device).eval()
-        self.threshold = float(model.config.threshold if threshold is None else threshold)
+        self.thresholds = thresholds_of(model.config, threshold)
         c = model.config
         self.encoder = Encoder(tokenizer, c.markers, c.max_subwords, c.max_span_width)
 
@@ -337,9 +362,15 @@ class SpanParser:
         self.model.train(was_training)
         return probs, templates, encs, errors
 
-    def to_records(self, records, probs, templates, encs, threshold: float) -> tuple[list[dict], dict]:
-        """Decode the probability grids at `threshold` into predicted records (spans that share a
-        question become one QA with several answers)."""
+    @property
+    def threshold(self) -> float:
+        """The lowest of the per-type thresholds (what a caller with one number reads)."""
+        return min(self.thresholds.values())
+
+    def to_records(self, records, probs, templates, encs, threshold) -> tuple[list[dict], dict]:
+        """Decode the probability grids at `threshold` (one number, or one per predicate type) into
+        predicted records (spans that share a question become one QA with several answers)."""
+        per_type = thresholds_of(None, threshold) if not hasattr(threshold, "items") else dict(threshold)
         c = self.model.config
         preds, counts = [], Counter(empty=0, answers=0)
         for rec, p, cells, enc in zip(records, probs, templates, encs):
@@ -347,7 +378,7 @@ class SpanParser:
                 preds.append(prediction_record(rec, []))
                 counts["empty"] += 1
                 continue
-            spans = decode_spans(p, p.size(0), threshold)
+            spans = decode_spans(p, p.size(0), threshold_for(rec, per_type))
             by_template: dict[int, list] = {}
             for s, e, prob in spans:
                 t = cells.get((s, e - s - 1), -1)
@@ -366,11 +397,12 @@ class SpanParser:
             preds.append(prediction_record(rec, qas))
         return preds, dict(counts)
 
-    def predict(self, records: list[dict], threshold: float | None = None) -> tuple[list[dict], dict]:
-        """(predicted records, counts: empty / answers / windowed / invalid_input)."""
-        threshold = self.threshold if threshold is None else threshold
+    def predict(self, records: list[dict], threshold=None) -> tuple[list[dict], dict]:
+        """(predicted records, counts: empty / answers / windowed / invalid_input); `threshold`:
+        one number or one per predicate type, default the checkpoint's."""
+        threshold = self.thresholds if threshold is None else thresholds_of(None, threshold)
         before = self.encoder.stats["windowed"]
-        probs, templates, encs, errors = self.span_probabilities(records, threshold)
+        probs, templates, encs, errors = self.span_probabilities(records, min(threshold.values()))
         preds, counts = self.to_records(records, probs, templates, encs, threshold)
         counts["windowed"] = self.encoder.stats["windowed"] - before
         counts["invalid_input"] = sum(errors.values())

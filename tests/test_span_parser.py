@@ -87,7 +87,8 @@ def test_tiny_run_writes_the_parser_run_directory(tiny_run):
     dev = json.loads((run / "dev_metrics.json").read_text())
     assert {"ua", "la", "threshold"} <= set(dev)
     config = json.loads((run / "best" / "config.json").read_text())
-    assert config["threshold"] == dev["threshold"] and config["templates"]
+    assert config["thresholds"] == dev["threshold"] and set(dev["threshold"]) == {"verbal", "nominal"}
+    assert config["threshold"] == min(dev["threshold"].values()) and config["templates"]
     assert metrics["eval_ua_f1"] == pytest.approx(dev["ua"]["f1"])
     assert all((c / "parser_config.json").exists() for c in (run / "checkpoints").glob("checkpoint-*"))
 
@@ -121,6 +122,35 @@ def test_evaluation_parser_takes_a_span_checkpoint(tiny_run, tmp_path):
             assert qa["question"].endswith("?") and set(qa["slots"]) == {"wh", "aux", "subj", "verb", "obj",
                                                                          "prep", "obj2"}
             assert all(0 <= s < e <= len(p["tokens"]) for s, e in qa["answers"])
+
+
+def test_a_threshold_per_predicate_type_and_the_overrides(tiny_run, tmp_path):
+    """Each type decodes at its own threshold; threshold= overrides with one number or one per
+    type; a checkpoint from before (one `threshold`, no `thresholds`) decodes exactly as it did."""
+    import shutil
+
+    from common.data import SAMPLE_DIR, load_split
+    from models.parser import load_parser
+
+    run, _ = tiny_run
+    dev = load_split(SAMPLE_DIR, [], "dev", None, 0, True)
+    recs = [dict(r, predicate_type=t) for r in dev for t in ("verbal", "nominal")]
+    parser = load_parser(run / "best", device="cpu")
+    split = parser.predict(recs, threshold={"verbal": 0.2, "nominal": 0.9})[0]
+    low, high = parser.predict(recs, threshold=0.2)[0], parser.predict(recs, threshold=0.9)[0]
+    assert split[0::2] == low[0::2] and split[1::2] == high[1::2]
+    with pytest.raises(ValueError, match="per type"):
+        parser.predict(recs, threshold={"verbal": 0.2})
+
+    old = tmp_path / "old"
+    shutil.copytree(run / "best", old)
+    config = json.loads((old / "config.json").read_text())
+    config.pop("thresholds")
+    config["threshold"] = 0.35
+    (old / "config.json").write_text(json.dumps(config))
+    before = load_parser(old, device="cpu")
+    assert before.thresholds == {"verbal": 0.35, "nominal": 0.35}
+    assert before.predict(recs)[0] == parser.predict(recs, threshold=0.35)[0]
 
 
 def test_bad_records_get_no_qas_and_are_counted_not_crashing_the_batch(tiny_run):

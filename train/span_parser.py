@@ -3,8 +3,9 @@ directory, resume rule, best-checkpoint rule (dev UA F1), W&B and Hub push as th
 Reached through `python -m train.parser model=span_minilm` (or +experiment=span_cpu / span_gpu /
 span_tiny): train.parser hands every config whose model.kind is `span` to `train(cfg)` here.
 
-At every evaluation the decoding threshold is chosen on the dev records for UA F1 (a grid of
-0.05 steps) and written into the model config, so each checkpoint carries its own threshold.
+At every evaluation the decoding threshold of each predicate type (verbal, nominal) is chosen on
+that type's dev records for UA F1 (a grid of 0.05 steps) and written into the model config
+(`thresholds`), so each checkpoint carries its own.
 """
 from __future__ import annotations
 
@@ -23,7 +24,7 @@ from common.tracking import init_wandb
 from metrics.qasrl import evaluate_records
 from models.model_paths import resolve_model_path
 from models.question_templates import build_vocabulary, template_of
-from models.span_parser import (KIND, PARSER_FILE, Encoder, SpanParser, SpanParserConfig, SpanParserModel,
+from models.span_parser import (KIND, PARSER_FILE, PREDICATE_TYPES, Encoder, SpanParser, SpanParserConfig, SpanParserModel,
                                 collate, marker_tokens, prepare_tokenizer)
 from train.parser import training_arguments, write_run
 from train.runs import run_dir_of, train_then_evaluate
@@ -135,21 +136,36 @@ class SpanTrainer(StopOnNonFiniteLoss, Trainer):
         parser = SpanParser(self.model, self.processing_class, batch_size=self.args.per_device_eval_batch_size,
                             device="keep")
         probs, templates, encs, _ = parser.span_probabilities(self.dev_records, min(THRESHOLDS))
-        best = None
-        for t in THRESHOLDS:
-            preds, counts = parser.to_records(self.dev_records, probs, templates, encs, t)
-            m = evaluate_records(self.dev_records, preds)
-            if best is None or m["ua"]["f1"] > best[1]["ua"]["f1"]:
-                best = (t, m, preds, counts)
-        t, m, preds, counts = best
-        self.model.config.threshold = t
-        self.last_eval = {"predictions": preds, "metrics": m, "counts": counts, "threshold": t}
+        chosen = choose_thresholds(parser, self.dev_records, probs, templates, encs)
+        preds, counts = parser.to_records(self.dev_records, probs, templates, encs, chosen)
+        m = evaluate_records(self.dev_records, preds)
+        self.model.config.thresholds = chosen
+        self.model.config.threshold = min(chosen.values())  # what a reader of the one number gets
+        self.last_eval = {"predictions": preds, "metrics": m, "counts": counts, "threshold": chosen}
         metrics = {f"{metric_key_prefix}_{kind}_{k}": m[kind][k] for kind in ("ua", "la")
                    for k in ("precision", "recall", "f1")}
-        metrics[f"{metric_key_prefix}_threshold"] = t
+        metrics.update({f"{metric_key_prefix}_threshold_{t}": v for t, v in chosen.items()})
         self.log(metrics)
         self.control = self.callback_handler.on_evaluate(self.args, self.state, self.control, metrics)
         return metrics
+
+
+def choose_thresholds(parser, records, probs, templates, encs) -> dict[str, float]:
+    """The threshold of each predicate type with the best UA F1 on that type's dev records alone
+    (nominal predicates have fewer, sparser arguments than verbs: one threshold cannot serve
+    both); a type absent from dev gets the best threshold over all records."""
+    def best(idx):
+        sub = [[x[i] for i in idx] for x in (records, probs, templates, encs)]
+        scored = [(evaluate_records(sub[0], parser.to_records(*sub, t)[0])["ua"]["f1"], -t, t) for t in THRESHOLDS]
+        return max(scored)[2]
+
+    every = list(range(len(records)))
+    overall = best(every)
+    out = {}
+    for kind in PREDICATE_TYPES:
+        idx = [i for i, r in enumerate(records) if (r.get("predicate_type") or "verbal") == kind]
+        out[kind] = best(idx) if idx else overall
+    return out
 
 
 def train(cfg: DictConfig) -> dict:
