@@ -27,10 +27,11 @@ from models.parser import FORMAT_FILE, PARSER_FILE, QASemParser, decode_texts
 from models.qa_format import get_format, save_format
 from models.seq2seq import build_model, build_tokenizer, check_model_config, is_t5
 from common.data import load_train_dev, tokenize
+from train.budget_schedule import budget_callbacks
 from train.divergence import divergence_callbacks
 from train.run_guard import claim_run_dir
 from train.runs import run_dir_of, train_then_evaluate
-from train.seq2seq_trainer import IndexedCollator, ParserTrainer, SaveFilesCallback, TimeBudgetCallback
+from train.seq2seq_trainer import IndexedCollator, ParserTrainer, SaveFilesCallback
 from common.tracking import init_wandb, log_records_table, prediction_rows
 from metrics.report import metrics_table
 
@@ -138,8 +139,7 @@ def train_seq2seq(cfg: DictConfig) -> dict:
 
     callbacks = [SaveFilesCallback({FORMAT_FILE: fmt.to_json(), PARSER_FILE: json.dumps(parser_settings)}),
                  *divergence_callbacks(cfg)]
-    if cfg.get("max_train_minutes"):
-        callbacks.append(TimeBudgetCallback(float(cfg.max_train_minutes)))
+    callbacks += budget_callbacks(cfg)
     trainer = ParserTrainer(
         model=model, args=args, train_dataset=train_ds, eval_dataset=dev_ds, processing_class=tokenizer,
         data_collator=IndexedCollator(tokenizer, model), compute_metrics=compute_metrics,

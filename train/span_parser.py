@@ -26,10 +26,11 @@ from models.model_paths import resolve_model_path
 from models.question_templates import build_vocabulary, template_of
 from models.span_parser import (KIND, PARSER_FILE, PREDICATE_TYPES, Encoder, SpanParser, SpanParserConfig, SpanParserModel,
                                 collate, marker_tokens, prepare_tokenizer)
+from train.budget_schedule import budget_callbacks
 from train.parser import training_arguments, write_run
 from train.runs import run_dir_of, train_then_evaluate
 from train.divergence import StopOnNonFiniteLoss, divergence_callbacks
-from train.seq2seq_trainer import SaveFilesCallback, TimeBudgetCallback
+from train.seq2seq_trainer import SaveFilesCallback
 
 log = logging.getLogger(__name__)
 
@@ -186,8 +187,7 @@ def train(cfg: DictConfig) -> dict:
         if int(os.environ.get("RANK", "0")) == 0 else None
     parser_json = json.dumps({"kind": KIND})
     callbacks = [SaveFilesCallback({PARSER_FILE: parser_json}), *divergence_callbacks(cfg)]
-    if cfg.get("max_train_minutes"):
-        callbacks.append(TimeBudgetCallback(float(cfg.max_train_minutes)))
+    callbacks += budget_callbacks(cfg)
     pad, width = tokenizer.pad_token_id, c.max_span_width
     # eval_dataset only satisfies the Trainer's checks: SpanTrainer.evaluate decodes dev_records itself
     trainer = SpanTrainer(model=model, args=args, train_dataset=train_ds, processing_class=tokenizer,

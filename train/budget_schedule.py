@@ -1,0 +1,116 @@
+"""A learning-rate schedule that ends when the time budget does.
+
+With `max_train_minutes`, the Trainer's linear schedule is sized for the configured epochs, which
+a budget on a slow machine never reaches: the run stops with the learning rate still near its peak.
+`BudgetScheduleCallback` measures the step rate (wall time, evaluations included) after
+`measure_steps` steps and again after every evaluation, sets the number of steps the budget
+allows, and bends the schedule so the learning rate falls linearly from where it is to
+`floor` x peak at that step, where training stops. The chosen total is written to
+<output_dir>/budget_schedule.json, so a resumed run keeps the schedule it had.
+"""
+from __future__ import annotations
+
+import json
+import logging
+import time
+from pathlib import Path
+
+from transformers import TrainerCallback
+
+log = logging.getLogger(__name__)
+
+FILE = "budget_schedule.json"
+
+
+def budget_lambda(warmup: int, start: int, start_factor: float, total: int, floor: float):
+    """LR factor per step: linear warmup to 1, then (from `start`, at `start_factor`) linear to
+    `floor` at `total`. Before `start` the factor is the one already applied (the warmup ramp or
+    the original schedule), so the curve is continuous where it bends."""
+    def f(step: int) -> float:
+        if step < warmup:
+            return step / max(1, warmup)
+        if step >= total:
+            return floor
+        if step < start:
+            return start_factor
+        return start_factor + (floor - start_factor) * (step - start) / max(1, total - start)
+    return f
+
+
+class BudgetScheduleCallback(TrainerCallback):
+    def __init__(self, minutes: float, measure_steps: int = 100, floor: float = 0.0):
+        self.seconds, self.measure_steps, self.floor = 60 * float(minutes), int(measure_steps), float(floor)
+        self.start_time = self.start_step = None
+        self.total: int | None = None
+        self.history: list[dict] = []
+
+    # -------------------------------------------------------------- helpers
+    def _file(self, args) -> Path:
+        return Path(args.output_dir) / FILE
+
+    def _apply(self, lr_scheduler, step: int, total: int) -> None:
+        warmup = self._warmup
+        factor = lr_scheduler.lr_lambdas[0](step) if step >= warmup else 1.0
+        self.total = max(step + 1, int(total))
+        lr_scheduler.lr_lambdas = [budget_lambda(warmup, step, factor, self.total, self.floor)
+                                   for _ in lr_scheduler.lr_lambdas]
+
+    def _estimate(self, args, state, lr_scheduler, why: str) -> None:
+        elapsed = time.monotonic() - self.start_time
+        done = state.global_step - self.start_step
+        if done <= 0 or elapsed <= 0:
+            return
+        remaining = max(0.0, self.seconds - self.elapsed_before - elapsed)
+        total = state.global_step + int(done / elapsed * remaining)
+        self._apply(lr_scheduler, state.global_step, total)
+        self.history.append({"step": state.global_step, "why": why, "steps_per_s": round(done / elapsed, 4),
+                             "total": self.total})
+        log.info("budget schedule (%s): %.2f steps/s, the learning rate reaches its floor at step %d", why,
+                 done / elapsed, self.total)
+        Path(args.output_dir).mkdir(parents=True, exist_ok=True)
+        self._file(args).write_text(json.dumps({"total": self.total, "minutes": self.seconds / 60,
+                                                "elapsed_s": self.elapsed_before + elapsed, "history": self.history}))
+
+    # -------------------------------------------------------------- events
+    def on_train_begin(self, args, state, control, lr_scheduler=None, **kwargs):
+        self.start_time, self.start_step = time.monotonic(), state.global_step
+        self._warmup = args.get_warmup_steps(state.max_steps)
+        self.elapsed_before = 0.0
+        saved = self._file(args)
+        if saved.exists() and lr_scheduler is not None:  # a resumed run keeps its schedule and its clock
+            s = json.loads(saved.read_text())
+            self.history, self.elapsed_before = s.get("history", []), float(s.get("elapsed_s", 0.0))
+            self._apply(lr_scheduler, state.global_step, int(s["total"]))
+            log.info("budget schedule resumed: floor at step %d", self.total)
+
+    def on_step_end(self, args, state, control, lr_scheduler=None, **kwargs):
+        if lr_scheduler is not None and state.global_step - self.start_step == self.measure_steps:
+            self._estimate(args, state, lr_scheduler, f"after {self.measure_steps} steps")
+        if self.total is not None and state.global_step >= self.total:
+            control.should_training_stop = True
+            control.should_evaluate = control.should_save = True
+        return control
+
+    def on_evaluate(self, args, state, control, **kwargs):
+        # evaluations cost time too: re-measure with them included (the scheduler is not passed here)
+        self._pending = True
+
+    def on_step_begin(self, args, state, control, lr_scheduler=None, **kwargs):
+        if getattr(self, "_pending", False) and lr_scheduler is not None and self.total is not None:
+            self._pending = False
+            self._estimate(args, state, lr_scheduler, "after an evaluation")
+
+
+def budget_callbacks(cfg) -> list:
+    """The time-budget stop of a trainer config's `max_train_minutes` and, with
+    `budget_schedule.enabled`, the schedule that ends with it (none without a budget)."""
+    from train.seq2seq_trainer import TimeBudgetCallback
+
+    if not cfg.get("max_train_minutes"):
+        return []
+    out = [TimeBudgetCallback(float(cfg.max_train_minutes))]
+    b = cfg.get("budget_schedule") or {}
+    if b.get("enabled"):
+        out.append(BudgetScheduleCallback(float(cfg.max_train_minutes), int(b.get("measure_steps", 100)),
+                                          float(b.get("floor", 0.0))))
+    return out
