@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import hydra
 from omegaconf import DictConfig
 
 from models.consistency_input import pair_problems
+from models.progress import log_summary, set_enabled
 
 log = logging.getLogger(__name__)
 
@@ -107,7 +109,11 @@ def main(cfg: DictConfig) -> None:
     from hydra.core.hydra_config import HydraConfig
 
     try:
-        run(cfg, Path(HydraConfig.get().runtime.output_dir))
+        set_enabled(cfg.get("progress", True))
+        start = time.perf_counter()
+        s = run(cfg, Path(HydraConfig.get().runtime.output_dir))
+        log_summary(log, "evaluation.consistency", s["pairs"], "responses", time.perf_counter() - start,
+                    f", {s['qas']} QAs")
     except InputError as e:  # names the file and line: a traceback adds nothing
         log.error("%s", e)
         sys.exit(1)

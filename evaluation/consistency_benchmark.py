@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -21,6 +22,7 @@ from omegaconf import DictConfig
 from data_prep.consistency import DATASETS, flatten_summary, read_consistency, response_id
 from metrics.entailment import correlation
 from metrics.qasrl import match_spans
+from models.progress import log_summary, set_enabled
 
 log = logging.getLogger(__name__)
 SENTENCE_END = {".", "!", "?"}
@@ -169,7 +171,11 @@ def _fmt(x) -> str:
 def main(cfg: DictConfig) -> None:
     from hydra.core.hydra_config import HydraConfig
 
-    run(cfg, Path(HydraConfig.get().runtime.output_dir))
+    set_enabled(cfg.get("progress", True))
+    start = time.perf_counter()
+    m = run(cfg, Path(HydraConfig.get().runtime.output_dir))
+    log_summary(log, "evaluation.consistency_benchmark", m["data"]["responses"], "responses",
+                time.perf_counter() - start, f", {m['data']['qas']} QAs")
 
 
 if __name__ == "__main__":

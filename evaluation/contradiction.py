@@ -28,6 +28,7 @@ from data_prep.records import DataFormatError
 from metrics.contradiction import binary_prf
 from models.model_paths import resolve_model_path
 from sklearn.metrics import roc_auc_score
+from models.progress import log_summary, set_enabled
 
 log = logging.getLogger(__name__)
 
@@ -174,7 +175,10 @@ def main(cfg: DictConfig) -> None:
     from hydra.core.hydra_config import HydraConfig
 
     try:
-        run(cfg, Path(HydraConfig.get().runtime.output_dir))
+        set_enabled(cfg.get("progress", True))
+        start = time.perf_counter()
+        s = run(cfg, Path(HydraConfig.get().runtime.output_dir))
+        log_summary(log, "evaluation.contradiction", s["pairs"], "pairs", time.perf_counter() - start)
     except DataFormatError as e:  # names the file and line: a traceback adds nothing
         log.error("%s", e)
         sys.exit(1)

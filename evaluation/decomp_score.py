@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 import random
 from collections import defaultdict
 from pathlib import Path
@@ -20,6 +21,7 @@ from omegaconf import DictConfig
 
 from data_prep.records import read_jsonl
 from common.data import resolve_processed_dir
+from models.progress import log_summary, set_enabled
 
 log = logging.getLogger(__name__)
 
@@ -81,7 +83,10 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
 def main(cfg: DictConfig) -> None:
     from hydra.core.hydra_config import HydraConfig
 
-    run(cfg, Path(HydraConfig.get().runtime.output_dir))
+    set_enabled(cfg.get("progress", True))
+    start = time.perf_counter()
+    m = run(cfg, Path(HydraConfig.get().runtime.output_dir))
+    log_summary(log, "evaluation.decomp_score", m["sentences"], "sentences", time.perf_counter() - start)
 
 
 if __name__ == "__main__":

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import logging
+import time
 from pathlib import Path
 
 import hydra
@@ -23,7 +24,8 @@ from omegaconf import DictConfig, OmegaConf
 from data_prep.consistency import read_consistency
 from data_prep.records import write_jsonl
 from metrics.entailment import (DATASETS, best_threshold, metrics_table, response_correlations,
-                                           roc_curve_points)
+                                roc_curve_points)
+from models.progress import log_summary, set_enabled
 
 log = logging.getLogger(__name__)
 
@@ -163,7 +165,10 @@ def format_table(metrics: dict) -> str:
 def main(cfg: DictConfig) -> None:
     from hydra.core.hydra_config import HydraConfig
 
-    evaluate(cfg, HydraConfig.get().runtime.output_dir)
+    set_enabled(cfg.get("progress", True))
+    start = time.perf_counter()
+    m = evaluate(cfg, HydraConfig.get().runtime.output_dir)
+    log_summary(log, "evaluation.entailment", m["overall"]["n"], "QAs", time.perf_counter() - start)
 
 
 if __name__ == "__main__":

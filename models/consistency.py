@@ -16,6 +16,7 @@ import logging
 from dataclasses import dataclass
 from typing import Sequence
 
+from models.progress import progress
 from models.consistency_input import invalid_report, pair_problems
 from models.entailment import score_qas
 from models.entailment_features import group_indices
@@ -138,7 +139,7 @@ class ConsistencyPipeline:
         self._parse([s for s in slots if s.record is not None], batched)
         for s in slots:
             self._decode(reports[s.pair], s)
-        for pair, rep in zip(pairs, reports):
+        for pair, rep in progress(list(zip(pairs, reports)), "scoring", unit="response"):
             if pair.get("qas") is not None:
                 self._given_qas(rep, pair["qas"])
             self._finish(rep, batched)

@@ -18,6 +18,7 @@ from typing import Sequence
 
 import numpy as np
 
+from models.progress import progress
 from models.qa_alignment import align, entailment_both_ways, extract_qas, numbers_conflict, numbers_in, predicates_of
 from models.text import as_tokens, script_warnings
 
@@ -113,7 +114,7 @@ def analyse_pairs(pairs: Sequence[dict], detector=None, parser=None, scorer=None
     qas = extract_qas([t for a, b, _ in toks for t in (a, b)], detector, parser)
     sims = similarities(embedder, [" ".join(a) for a, _, _ in toks], [" ".join(b) for _, b, _ in toks])
     return [analyse_pair(p["id"], ta, tb, ctx, qas[2 * i], qas[2 * i + 1], scorer, sims[i])
-            for i, (p, (ta, tb, ctx)) in enumerate(zip(pairs, toks))]
+            for i, (p, (ta, tb, ctx)) in enumerate(progress(list(zip(pairs, toks)), "alignment", unit="pair"))]
 
 
 def similarities(embedder, texts_a: Sequence[str], texts_b: Sequence[str]) -> list[float]:

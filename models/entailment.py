@@ -30,6 +30,7 @@ import logging
 from collections import Counter, defaultdict
 from typing import Sequence
 
+from models.progress import progress as progress_bar
 from models.entailment_features import (CONTEXT_FEATURES, STACK_FEATURES, STOPWORDS, add_context_features, as_words,
                                         content_words, lexical_features, norm_word, question_verb_key,
                                         split_hypothesis)
@@ -70,19 +71,18 @@ class Scorer:
         raise NotImplementedError
 
     def score_examples(self, examples: Sequence[dict], progress: bool = False) -> list[float]:
-        """Score benchmark examples (keys premise_tokens, hypothesis, answer), one call per premise."""
+        """Score benchmark examples (keys premise_tokens, hypothesis, answer), one call per premise
+        (progress: a bar over the premises, for an entry point's main loop)."""
         groups: dict[tuple, list[int]] = defaultdict(list)
         for i, ex in enumerate(examples):
             groups[(ex.get("response_id"), len(ex["premise_tokens"]), tuple(ex["premise_tokens"][:8]))].append(i)
         scores = [0.0] * len(examples)
-        for gi, idx in enumerate(groups.values()):
+        for idx in progress_bar(groups.values(), self.name, unit="premise", enabled=progress):
             premise = examples[idx[0]]["premise_tokens"]
             out = self.score(premise, [examples[i]["hypothesis"] for i in idx],
                              answers=[examples[i].get("answer", "") for i in idx])
             for i, s in zip(idx, out):
                 scores[i] = float(s)
-            if progress and gi % 20 == 0:
-                log.info("%s: scored %d/%d premises", self.name, gi + 1, len(groups))
         return scores
 
 
@@ -187,7 +187,7 @@ class EmbeddingScorer(Scorer, _ChunkingMixin):
         order = sorted(range(len(texts)), key=lambda i: len(texts[i])) if sort_by_length else list(range(len(texts)))
         outs = []
         with torch.inference_mode():
-            for i in range(0, len(texts), self.batch_size):
+            for i in progress_bar(range(0, len(texts), self.batch_size), "embedder", unit="batch"):
                 batch = [texts[j] for j in order[i:i + self.batch_size]]
                 # verbose=False: an over-long text is counted and cut below, not warned about here
                 enc = self.tokenizer(batch, padding=True, truncation=False, return_tensors="pt", verbose=False)
@@ -543,15 +543,13 @@ class StackedScorer(Scorer):
         for i, ex in enumerate(examples):
             groups[(ex.get("response_id"), len(ex["premise_tokens"]), tuple(ex["premise_tokens"][:8]))].append(i)
         scores = [0.0] * len(examples)
-        for gi, idx in enumerate(groups.values()):
+        for idx in progress_bar(groups.values(), self.name, unit="premise", enabled=progress):
             out = self.score(examples[idx[0]]["premise_tokens"], [examples[i]["hypothesis"] for i in idx],
                              answers=[examples[i].get("answer", "") for i in idx],
                              predicate_keys=predicate_keys([examples[i] for i in idx]))
             for i, v in zip(idx, out):
                 scores[i] = float(v)
             order.extend(idx)
-            if progress and gi % 20 == 0:
-                log.info("%s: scored %d/%d premises", self.name, gi + 1, len(groups))
         for name, vals in self.component_scores.items():
             aligned = [0.0] * len(examples)
             for i, v in zip(order, vals):

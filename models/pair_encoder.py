@@ -18,6 +18,8 @@ import json
 from pathlib import Path
 from typing import Sequence
 
+from models.progress import progress
+
 CONFIG_FILE = "pair_encoder.json"
 CONTEXTS = ("none", "prompt", "prefix", "prompt_prefix")
 
@@ -82,7 +84,7 @@ class PairEncoder:
         probs = [0.0] * len(feats)
         self.model.eval()
         with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
-            for i in range(0, len(order), self.batch_size):
+            for i in progress(range(0, len(order), self.batch_size), "pair encoder", unit="batch"):
                 idx = order[i:i + self.batch_size]
                 batch = self.tokenizer.pad([feats[j] for j in idx], return_tensors="pt")
                 logits = self.model(**batch).logits.float()

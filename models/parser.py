@@ -8,6 +8,7 @@ from pathlib import Path
 import torch
 from transformers import LogitsProcessorList
 
+from models.progress import progress
 from models.answer_copy import AnswerCopyProcessor, SentenceIndex
 from models.checkpoint import checkpoint_folder, read_json
 from models.qa_format import QAFormat, get_format, prediction_record
@@ -110,7 +111,7 @@ class QASemParser:
         order = sorted(range(len(records)), key=lambda i: len(sources[i]))
         texts: list[str] = [""] * len(records)
         num_beams = self.model.generation_config.num_beams or 1
-        for b in range(0, len(order), self.batch_size):
+        for b in progress(range(0, len(order), self.batch_size), "parser", unit="batch"):
             idx = order[b:b + self.batch_size]
             enc = self.tokenizer([sources[i] for i in idx], return_tensors="pt", padding=True,
                                  truncation=True, max_length=self.max_source_length).to(self.device)

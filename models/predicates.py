@@ -31,6 +31,7 @@ import logging
 from pathlib import Path
 from typing import Sequence
 
+from models.progress import progress
 from models.checkpoint import checkpoint_folder
 from models.windows import budget_windows
 
@@ -260,7 +261,7 @@ class PredicateDetector:
         was_training = self.model.training
         self.model.eval()
         with torch.no_grad():
-            for b in range(0, len(flat), self.batch_size):
+            for b in progress(range(0, len(flat), self.batch_size), "detector", unit="batch"):
                 chunk = flat[b: b + self.batch_size]
                 ids, mask = pad_batch([w["input_ids"] for _, _, w in chunk], self.tokenizer.pad_token_id)
                 logits = self.model(input_ids=ids.to(self.device), attention_mask=mask.to(self.device)).logits

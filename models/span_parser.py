@@ -27,6 +27,7 @@ import torch
 from torch import nn
 from transformers import AutoConfig, AutoModel, AutoTokenizer, PretrainedConfig, PreTrainedModel
 
+from models.progress import progress
 from models.checkpoint import checkpoint_folder, read_json
 from models.qa_format import prediction_record
 from models.question_templates import realise
@@ -341,7 +342,7 @@ class SpanParser:
         was_training = self.model.training
         self.model.eval()
         device = next(self.model.parameters()).device
-        for b in range(0, len(order), self.batch_size):
+        for b in progress(range(0, len(order), self.batch_size), "parser", unit="batch"):
             idx = order[b:b + self.batch_size]
             batch = collate([encs[i] for i in idx], self.tokenizer.pad_token_id, self.model.config.max_span_width)
             batch = {k: v.to(device) for k, v in batch.items()}
