@@ -30,3 +30,12 @@ def verb_stem(word: str, data_dir: str | Path | None) -> str:
         if path.exists():
             return _load(str(path)).get(word.lower(), word.lower())
     return word.lower()
+
+
+def inflection_rows(data_dir: str | Path) -> list[list[str]]:
+    """The Wiktionary table's rows [stem, 3rd singular, -ing, past, past participle] under
+    `data_dir`; a missing table is an error that names it."""
+    path = Path(data_dir) / INFLECTIONS_FILE
+    if not path.exists():
+        raise FileNotFoundError(f"{path}: the Wiktionary verb inflection table is missing (set paths.data_dir)")
+    return [line.split("\t") for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]

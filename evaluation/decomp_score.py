@@ -66,8 +66,15 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
     pairs = sentence_pairs(records, gold_qas=not cfg.parser)
     if cfg.get("max_sentences") and len(pairs) > cfg.max_sentences:
         pairs = random.Random(cfg.seed).sample(pairs, int(cfg.max_sentences))
+    lexicon = None
+    if cfg.get("copulas") and cfg.parser:  # the GS predicates are given, so no detector: the table from the data dir
+        from data_prep.verb_forms import inflection_rows
+        from models.copula import Lexicon
+
+        lexicon = Lexicon.from_table(inflection_rows(hydra.utils.to_absolute_path(cfg.paths.data_dir)))
     pipe = ConsistencyPipeline.from_pretrained(cfg.entailment, parser=cfg.parser or None, device=cfg.get("device"),
-                                               batch_size=int(cfg.batch_size), threshold=float(cfg.threshold))
+                                               batch_size=int(cfg.batch_size), threshold=float(cfg.threshold),
+                                               copulas=lexicon is not None, lexicon=lexicon)
     reports = pipe.run(pairs)
     metrics = {"set": name, "sample_data": is_sample, "parser": str(cfg.parser), "entailment": str(cfg.entailment),
                "threshold": float(cfg.threshold), **decomp_metrics(reports)}

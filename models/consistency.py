@@ -13,6 +13,7 @@ than the parser's window, non-English script, an empty text)."""
 from __future__ import annotations
 
 import logging
+from collections import Counter
 from dataclasses import dataclass
 from typing import Sequence
 
@@ -36,12 +37,22 @@ class _Slot:
 
 
 class ConsistencyPipeline:
-    def __init__(self, scorer, parser=None, detector=None, threshold: float = 0.5):
+    def __init__(self, scorer, parser=None, detector=None, threshold: float = 0.5, copulas: bool = True,
+                 lexicon=None):
+        """copulas: add the copular facts of every sentence the pipeline parses (models/copula.py:
+        "Who is an actor? Andrew Shue"), from the verb-form table `lexicon` (default: the
+        detector's); False leaves them out."""
         self.scorer, self.parser, self.detector, self.threshold = scorer, parser, detector, float(threshold)
+        if copulas and lexicon is None and getattr(detector, "verb_forms", None) is not None:
+            from models.copula import Lexicon
+
+            lexicon = Lexicon.from_lemmas(detector.verb_forms.verbal)
+        self.copulas = lexicon if copulas else None
 
     @classmethod
     def from_pretrained(cls, classifier: str, parser: str | None = None, detector: str | None = None,
-                        device: str | None = None, batch_size: int = 32, threshold: float | str = 0.5):
+                        device: str | None = None, batch_size: int = 32, threshold: float | str = 0.5,
+                        copulas: bool = True, lexicon=None):
         """Load the published checkpoints by folder or Hub id. threshold: a number, or "dev" for
         the threshold the classifier's cross-validation chose (saved with it)."""
         from models.entailment import load_scorer
@@ -58,7 +69,7 @@ class ConsistencyPipeline:
             from models.predicates import PredicateDetector
 
             det = PredicateDetector.from_pretrained(detector, device=device, batch_size=batch_size)
-        return cls(scorer, qa_parser, det, float(threshold))
+        return cls(scorer, qa_parser, det, float(threshold), copulas=copulas, lexicon=lexicon)
 
     # ------------------------------------------------------------------ stages
     def _detect(self, sentences: list[list[str]], batched: bool) -> list[list[dict]]:
@@ -134,6 +145,10 @@ class ConsistencyPipeline:
         for (i, j), preds in zip(to_detect, found):
             sent = reports[i]["sentences"][j]
             sent["predicates"] = [self._predicate(sent["tokens"], p) for p in preds]
+        if self.copulas is not None:
+            for pair, rep in zip(pairs, reports):
+                if pair.get("qas") is None:
+                    self._add_copulas(rep)
 
         slots = self._slots(pairs, reports)
         self._parse([s for s in slots if s.record is not None], batched)
@@ -167,6 +182,34 @@ class ConsistencyPipeline:
                 "verb_form": p.get("verb_form") or tokens[idx].lower(),
                 "status": "ok", "generated": "", "qas": []}
 
+    def _add_copulas(self, rep: dict) -> None:
+        """The copular predicates of each sentence, with their QAs (no parser needed); what the rule
+        skipped ("There is", questions, ...) is counted in the report's messages."""
+        from models.copula import copular_records
+
+        counts = Counter()
+        for sent in rep["sentences"]:
+            if not sent["tokens"]:
+                continue
+            verbs = {p["predicate_index"] for p in sent["predicates"] if p["predicate_type"] == "verbal"}
+            recs, c = copular_records(sent["tokens"], self.copulas, verbs=verbs)
+            counts.update(c)
+            taken = {p["predicate_index"] for p in sent["predicates"]}
+            for rec in recs:
+                if rec["predicate_index"] in taken:
+                    continue
+                p = self._predicate(sent["tokens"], rec)
+                p["qas"] = [{"question": qa["question"], "answer": qa["answer_texts"][0], "answer_span": qa["answers"][0],
+                             "score": None, "supported": None, "copular": True, "is_negated": qa["is_negated"]}
+                            for qa in rec["qas"]]
+                sent["predicates"].append(p)
+            sent["predicates"].sort(key=lambda p: p["predicate_index"])
+        if counts:
+            skipped = {k: v for k, v in counts.items() if k not in ("copulas", "negated")}
+            rep["messages"].append(f"copulas: {counts['copulas']} with QAs ({counts['negated']} negated)"
+                                   + (f"; forms of 'be' without a copular QA: {dict(sorted(skipped.items()))}"
+                                      if skipped else ""))
+
     def _slots(self, pairs, reports) -> list[_Slot]:
         slots = []
         for i, (pair, rep) in enumerate(zip(pairs, reports)):
@@ -174,6 +217,8 @@ class ConsistencyPipeline:
                 continue
             for sent in rep["sentences"]:
                 for p in sent["predicates"]:
+                    if p["predicate_type"] == "copular":
+                        continue  # its QAs come with it (models/copula.py), not from the parser
                     rec = {"sentence_id": f"{rep['id']}:{sent['index']}", "tokens": sent["tokens"],
                            "predicate_index": p["predicate_index"], "predicate": p["predicate"],
                            "predicate_type": p["predicate_type"], "verb_form": p["verb_form"]}
