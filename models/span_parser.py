@@ -365,8 +365,9 @@ class SpanParser:
 
     @property
     def threshold(self) -> float:
-        """The lowest of the per-type thresholds (what a caller with one number reads)."""
-        return min(self.thresholds.values())
+        """One number for a caller that reads one: the common value, else the checkpoint's single one."""
+        values = set(self.thresholds.values())
+        return values.pop() if len(values) == 1 else float(self.model.config.threshold)
 
     def to_records(self, records, probs, templates, encs, threshold) -> tuple[list[dict], dict]:
         """Decode the probability grids at `threshold` (one number, or one per predicate type) into

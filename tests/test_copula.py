@@ -99,3 +99,14 @@ def test_the_rule_on_the_benchmark_dev_copulas(data_dir, tmp_path):
     assert m["predicates"]["precision"] > 0.9 and m["predicates"]["recall"] > 0.9
     assert m["recovery"]["recall"] > 0.7 and m["ua"]["f1"] > 0.45
     assert (tmp_path / "predictions.jsonl").exists()
+
+
+def test_copular_records_read_like_parser_records_for_the_aligner():
+    """The contradiction aligner's reader (qa_alignment.qas_of_records) takes a copular record as
+    it takes a parser's: one QA per answer, a role from the slots, the copular type kept."""
+    from models.qa_alignment import qas_of_records
+
+    recs, _ = copular_records("Merkel is a physicist and a politician .".split(), LEX)
+    flat = qas_of_records(recs)
+    assert [(q["question"], q["answer"], q["role"], q["predicate_type"], q["verb_form"]) for q in flat] == [
+        ("Who is a physicist?", "Merkel", "R0", "copular", "be"), ("Who is a politician?", "Merkel", "R0", "copular", "be")]

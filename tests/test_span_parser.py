@@ -88,7 +88,7 @@ def test_tiny_run_writes_the_parser_run_directory(tiny_run):
     assert {"ua", "la", "threshold"} <= set(dev)
     config = json.loads((run / "best" / "config.json").read_text())
     assert config["thresholds"] == dev["threshold"] and set(dev["threshold"]) == {"verbal", "nominal"}
-    assert config["threshold"] == min(dev["threshold"].values()) and config["templates"]
+    assert config["threshold"] in [round(x * 0.05, 2) for x in range(1, 20)] and config["templates"]
     assert metrics["eval_ua_f1"] == pytest.approx(dev["ua"]["f1"])
     assert all((c / "parser_config.json").exists() for c in (run / "checkpoints").glob("checkpoint-*"))
 

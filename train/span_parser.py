@@ -137,24 +137,25 @@ class SpanTrainer(StopOnNonFiniteLoss, Trainer):
         parser = SpanParser(self.model, self.processing_class, batch_size=self.args.per_device_eval_batch_size,
                             device="keep")
         probs, templates, encs, _ = parser.span_probabilities(self.dev_records, min(THRESHOLDS))
-        chosen = choose_thresholds(parser, self.dev_records, probs, templates, encs)
+        chosen, overall = choose_thresholds(parser, self.dev_records, probs, templates, encs)
         preds, counts = parser.to_records(self.dev_records, probs, templates, encs, chosen)
         m = evaluate_records(self.dev_records, preds)
         self.model.config.thresholds = chosen
-        self.model.config.threshold = min(chosen.values())  # what a reader of the one number gets
+        self.model.config.threshold = overall  # the best single one (the choice before the per-type one)
         self.last_eval = {"predictions": preds, "metrics": m, "counts": counts, "threshold": chosen}
         metrics = {f"{metric_key_prefix}_{kind}_{k}": m[kind][k] for kind in ("ua", "la")
                    for k in ("precision", "recall", "f1")}
-        metrics.update({f"{metric_key_prefix}_threshold_{t}": v for t, v in chosen.items()})
+        metrics.update({f"{metric_key_prefix}_threshold_{t}": v for t, v in chosen.items()},
+                       **{f"{metric_key_prefix}_threshold": overall})
         self.log(metrics)
         self.control = self.callback_handler.on_evaluate(self.args, self.state, self.control, metrics)
         return metrics
 
 
-def choose_thresholds(parser, records, probs, templates, encs) -> dict[str, float]:
-    """The threshold of each predicate type with the best UA F1 on that type's dev records alone
-    (nominal predicates have fewer, sparser arguments than verbs: one threshold cannot serve
-    both); a type absent from dev gets the best threshold over all records."""
+def choose_thresholds(parser, records, probs, templates, encs) -> tuple[dict[str, float], float]:
+    """(the threshold of each predicate type with the best UA F1 on that type's dev records alone,
+    the best single threshold over all of them). Nominal predicates have fewer, sparser arguments
+    than verbs: one threshold cannot serve both. A type absent from dev gets the single one."""
     def best(idx):
         sub = [[x[i] for i in idx] for x in (records, probs, templates, encs)]
         scored = [(evaluate_records(sub[0], parser.to_records(*sub, t)[0])["ua"]["f1"], -t, t) for t in THRESHOLDS]
@@ -166,7 +167,7 @@ def choose_thresholds(parser, records, probs, templates, encs) -> dict[str, floa
     for kind in PREDICATE_TYPES:
         idx = [i for i, r in enumerate(records) if (r.get("predicate_type") or "verbal") == kind]
         out[kind] = best(idx) if idx else overall
-    return out
+    return out, overall
 
 
 def train(cfg: DictConfig) -> dict:
