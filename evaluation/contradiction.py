@@ -103,6 +103,20 @@ def prediction(row: dict, p: float | None, threshold: float, basis: str | None =
     return out
 
 
+def explain_flagged(rows, probs, threshold: float, pairs, models) -> None:
+    """For a model scored on the encoder alone: the QA alignment of the flagged pairs only (a few
+    percent of all), so that a flagged pair still names the conflicting QA pairs; the score stays
+    the encoder's."""
+    from models.contradiction import analyse_pairs
+
+    flagged = [i for i, p in enumerate(probs) if p is not None and p >= threshold]
+    for i, r in zip(flagged, analyse_pairs([pairs[i] for i in flagged], *models)):
+        rows[i].update(qas_a=r.get("qas_a"), qas_b=r.get("qas_b"), conflicts=r.get("conflicts", []),
+                       aligned=r.get("aligned", []))
+        if r["status"] == "no_predicate":
+            rows[i]["messages"] = rows[i]["messages"] + r["messages"]
+
+
 def by_generator(pairs: list[dict], labels, decided) -> dict:
     """P / R / F1 per generator, when the pairs name more than one."""
     gens = list(dict.fromkeys(str(p.get("generator")) for p in pairs))
@@ -119,19 +133,24 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
     pairs, texts = read_input(cfg)
     model = ContradictionModel.load(resolve_model_path(cfg.contradiction), batch_size=int(cfg.batch_size))
     threshold = float(cfg.threshold) if cfg.get("threshold") is not None else model.threshold
-    # an encoder-only model needs no detector, parser or entailment classifier
-    if model.uses_alignment and not (cfg.parser and cfg.detector and cfg.entailment):
+    # an encoder-only model needs no detector, parser or entailment classifier to score; given them,
+    # it aligns the QAs of the pairs it flags, to say which fact conflicts
+    have_components = bool(cfg.parser and cfg.detector and cfg.entailment)
+    if model.uses_alignment and not have_components:
         raise DataFormatError(f"{cfg.contradiction} uses the QA alignment: give parser=, detector= and entailment=")
-    models = load_components(cfg.parser, cfg.detector, cfg.entailment, int(cfg.batch_size)) if model.uses_alignment \
+    models = load_components(cfg.parser, cfg.detector, cfg.entailment, int(cfg.batch_size)) if have_components \
         else (None, None, None, None)
     start = time.perf_counter()
+    scoring_models = models if model.uses_alignment else (None, None, None, None)
     if pairs is not None:
-        rows = analyse_pairs(pairs, *models)
+        rows = analyse_pairs(pairs, *scoring_models)
     else:
-        pairs_in, rows = sentence_pairs(*texts, *models)
+        pairs_in, rows = sentence_pairs(*texts, *scoring_models)
     if model.encoder is not None:
         add_encoder_scores(rows, encoder_probs(rows, pairs if pairs is not None else pairs_in, model.encoder))
     probs = model.probabilities(rows)
+    if not model.uses_alignment and have_components:
+        explain_flagged(rows, probs, threshold, pairs if pairs is not None else pairs_in, models)
     seconds = time.perf_counter() - start
     preds = [prediction(r, p, threshold, model.basis(r)) for r, p in zip(rows, probs)]
     run_dir.mkdir(parents=True, exist_ok=True)

@@ -117,6 +117,21 @@ def test_encoder_alone_needs_no_parser(tmp_path, monkeypatch):
                                                      f"a={a}", f"b={b}", "html=false"]), tmp_path / "D")
     assert summary["pairs"] == 2 and summary["basis"] == {"encoder": 2}
 
+    # given the components, the flagged pairs are aligned to say which fact conflicts (the score stays the encoder's)
+    import models.contradiction as mc
+    from test_contradiction import MODELS
+
+    monkeypatch.setattr(mc, "load_components", lambda *a, **k: MODELS)
+    out = tmp_path / "D3"
+    summary = run(compose_cfg("eval_contradiction", [f"contradiction={tmp_path / 'R' / 'contradiction'}", f"pairs={pairs}",
+                                                     "parser=P", "detector=D", "entailment=E", "html=false",
+                                                     "threshold=0.0"]), out)
+    preds = {p["id"]: p for p in map(json.loads, (out / "predictions.jsonl").read_text().splitlines())}
+    assert summary["basis"] == {"encoder": 21}
+    assert preds["0-c1"]["conflicts"][0]["b"]["answer"] == "in 1985"
+    assert preds["0-c1"]["explanation"].startswith("aligned facts differ")
+    assert preds["nopred"]["explanation"].startswith("sentence-level conflict")
+
 
 def test_encoder_folds_need_two_when_a_selection_file_trains_it(tmp_path, scripted):
     from train.contradiction import train
