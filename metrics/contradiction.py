@@ -19,9 +19,19 @@ def binary_prf(labels: Sequence[int], decisions: Sequence[bool]) -> dict:
 
 def best_threshold(scores: Sequence[float], labels: Sequence[int]) -> tuple[float, float]:
     """(threshold, F1) with the best F1 when `score >= threshold` decides contradiction; the
-    threshold is the midpoint between neighbouring scores, so it generalises past the ties."""
+    threshold is the midpoint between neighbouring scores, so it generalises past the ties; among
+    equal F1s the highest threshold. Every candidate at once, from cumulative counts (a loop over
+    5,000 candidates took seconds per call)."""
     s, y = np.asarray(scores, float), np.asarray(labels, int)
-    cands = np.unique(s)
-    mids = np.concatenate([[cands[0] - 1e-6], (cands[1:] + cands[:-1]) / 2]) if len(cands) else np.array([0.5])
-    best = max(((float(t), binary_prf(y, s >= t)["f1"]) for t in mids), key=lambda x: (x[1], x[0]))
-    return best
+    if not len(s):
+        return 0.5, 0.0
+    cands, inverse = np.unique(s, return_inverse=True)
+    mids = np.concatenate([[cands[0] - 1e-6], (cands[1:] + cands[:-1]) / 2])
+    # mids[k] lies just below cands[k]: "score >= mids[k]" keeps the scores of cands[k:]
+    n_at = np.bincount(inverse, minlength=len(cands))
+    pos_at = np.bincount(inverse, weights=y, minlength=len(cands))
+    predicted = np.cumsum(n_at[::-1])[::-1]
+    tp = np.cumsum(pos_at[::-1])[::-1]
+    f1 = np.where(tp > 0, 2 * tp / np.maximum(predicted + y.sum(), 1), 0.0)
+    k = max(range(len(mids)), key=lambda i: (f1[i], mids[i]))
+    return float(mids[k]), float(f1[k])
