@@ -39,12 +39,15 @@ def context_text(pair: dict, context: str, context_words: int) -> str:
 
 class PairEncoder:
     def __init__(self, model, tokenizer, context: str = "prompt", context_words: int = 48, max_length: int = 192,
-                 batch_size: int = 32, bf16: bool = False, info: dict | None = None):
+                 batch_size: int = 32, bf16: bool = False, info: dict | None = None, symmetric: bool = False):
         import torch
 
         self.torch, self.model, self.tokenizer = torch, model, tokenizer
         self.context, self.context_words, self.max_length = context, int(context_words), int(max_length)
         self.batch_size, self.bf16, self.info = int(batch_size), bool(bf16), dict(info or {})
+        # symmetric: P(contradiction) is the mean over both orders of the sentences (contradiction is
+        # symmetric; the encoder, trained on both orders, still reads them differently); 2x the cost
+        self.symmetric = bool(symmetric)
         context_text({}, context, self.context_words)  # an unknown mode fails here, not mid-run
 
     # ------------------------------------------------------------------ inputs
@@ -77,6 +80,13 @@ class PairEncoder:
 
     # ------------------------------------------------------------------ scoring
     def score(self, pairs: Sequence[dict]) -> list[float]:
+        """P(contradiction) per pair, in order (with `symmetric`, the mean over both orders)."""
+        if not self.symmetric:
+            return self._score(pairs)
+        both = self._score(list(pairs) + [dict(p, a=p.get("b"), b=p.get("a")) for p in pairs])
+        return [(x + y) / 2 for x, y in zip(both[:len(pairs)], both[len(pairs):])]
+
+    def _score(self, pairs: Sequence[dict]) -> list[float]:
         """P(contradiction) per pair, in order; batches of similar length (little padding)."""
         torch = self.torch
         feats = self.encode(pairs)
@@ -96,7 +106,7 @@ class PairEncoder:
     # ------------------------------------------------------------------ save / load
     def config(self) -> dict:
         return {"context": self.context, "context_words": self.context_words, "max_length": self.max_length,
-                "info": self.info}
+                "symmetric": self.symmetric, "info": self.info}
 
     def save_pretrained(self, folder: str | Path) -> Path:
         folder = Path(folder)
@@ -107,6 +117,7 @@ class PairEncoder:
 
     @classmethod
     def from_pretrained(cls, path: str | Path, batch_size: int = 32, bf16: bool = False) -> "PairEncoder":
+        """A saved encoder; its scoring settings (context, symmetric) come from pair_encoder.json."""
         from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
         from models.checkpoint import checkpoint_folder, read_json

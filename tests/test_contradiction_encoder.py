@@ -141,3 +141,15 @@ def test_encoder_folds_need_two_when_a_selection_file_trains_it(tmp_path, script
             "encoder.tokenizer=minilm", f"encoder.train_files=[{pairs}]", "encoder.folds=1", "encoder.report_files=[]"]
     with pytest.raises(ValueError, match="at least 2 folds"):
         train(compose_cfg("train_contradiction", over), tmp_path / "R")
+
+
+def test_symmetric_scoring_is_the_mean_of_both_orders(tmp_path):
+    from models.pair_encoder import PairEncoder
+
+    enc = _tiny_encoder(context="prompt")
+    pairs = [{"group": "x", "a": "He won in 1990 .", "b": "He lost in 1991 ."}]
+    ab, ba = enc.score(pairs)[0], enc.score([dict(pairs[0], a=pairs[0]["b"], b=pairs[0]["a"])])[0]
+    enc.symmetric = True
+    assert enc.score(pairs)[0] == pytest.approx((ab + ba) / 2, abs=1e-6)
+    enc.save_pretrained(tmp_path / "enc")
+    assert PairEncoder.from_pretrained(tmp_path / "enc").symmetric

@@ -68,7 +68,9 @@ def train_stage(enc: DictConfig, pairs: list[dict], stage_dir: Path, seed: int, 
     done = stage_dir / "model"
     if (done / CONFIG_FILE).exists():
         log.info("pair encoder stage %s is done: loading it", stage_dir)
-        return PairEncoder.from_pretrained(done, batch_size=enc.get("eval_batch_size", 32), bf16=bool(enc.get("bf16")))
+        encoder = PairEncoder.from_pretrained(done, batch_size=enc.get("eval_batch_size", 32), bf16=bool(enc.get("bf16")))
+        encoder.symmetric = bool(enc.get("symmetric", False))  # how it scores is the run's choice, not the stage's
+        return encoder
     set_seed(seed)
     encoder = build_encoder(enc, seed)
     ds = _Pairs(encoder, pairs, seed)
@@ -99,7 +101,7 @@ def train_stage(enc: DictConfig, pairs: list[dict], stage_dir: Path, seed: int, 
     encoder.info.update(train_pairs=len(ds), contradictions=sum(p["label"] for p in pairs),
                         steps=int(result.global_step), train_loss=float(result.training_loss),
                         minutes=round(result.metrics.get("train_runtime", 0.0) / 60, 2))
-    encoder.bf16 = bool(enc.get("bf16"))
+    encoder.bf16, encoder.symmetric = bool(enc.get("bf16")), bool(enc.get("symmetric", False))
     tmp = stage_dir / "model.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     encoder.save_pretrained(tmp)
