@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -17,7 +16,7 @@ import hydra
 from omegaconf import DictConfig
 
 from models.consistency_input import pair_problems
-from models.progress import log_summary, set_enabled
+from models.progress import run_with_summary
 
 log = logging.getLogger(__name__)
 
@@ -109,11 +108,8 @@ def main(cfg: DictConfig) -> None:
     from hydra.core.hydra_config import HydraConfig
 
     try:
-        set_enabled(cfg.get("progress", True))
-        start = time.perf_counter()
-        s = run(cfg, Path(HydraConfig.get().runtime.output_dir))
-        log_summary(log, "evaluation.consistency", s["pairs"], "responses", time.perf_counter() - start,
-                    f", {s['qas']} QAs")
+        run_with_summary(log, "evaluation.consistency", cfg, lambda: run(cfg, Path(HydraConfig.get().runtime.output_dir)),
+                         lambda s: s["pairs"], "responses", lambda s: f", {s['qas']} QAs")
     except InputError as e:  # names the file and line: a traceback adds nothing
         log.error("%s", e)
         sys.exit(1)

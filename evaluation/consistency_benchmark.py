@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections import defaultdict
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from omegaconf import DictConfig
 from data_prep.consistency import DATASETS, flatten_summary, read_consistency, response_id
 from metrics.entailment import correlation
 from metrics.qasrl import match_spans
-from models.progress import log_summary, set_enabled
+from models.progress import run_with_summary
 
 log = logging.getLogger(__name__)
 SENTENCE_END = {".", "!", "?"}
@@ -171,11 +170,8 @@ def _fmt(x) -> str:
 def main(cfg: DictConfig) -> None:
     from hydra.core.hydra_config import HydraConfig
 
-    set_enabled(cfg.get("progress", True))
-    start = time.perf_counter()
-    m = run(cfg, Path(HydraConfig.get().runtime.output_dir))
-    log_summary(log, "evaluation.consistency_benchmark", m["data"]["responses"], "responses",
-                time.perf_counter() - start, f", {m['data']['qas']} QAs")
+    run_with_summary(log, "evaluation.consistency_benchmark", cfg, lambda: run(cfg, Path(HydraConfig.get().runtime.output_dir)),
+                     lambda m: m["data"]["responses"], "responses", lambda m: f", {m['data']['qas']} QAs")
 
 
 if __name__ == "__main__":

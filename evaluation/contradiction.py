@@ -28,7 +28,7 @@ from data_prep.records import DataFormatError
 from metrics.contradiction import binary_prf
 from models.model_paths import resolve_model_path
 from sklearn.metrics import roc_auc_score
-from models.progress import log_summary, set_enabled
+from models.progress import run_with_summary
 
 log = logging.getLogger(__name__)
 
@@ -194,10 +194,8 @@ def main(cfg: DictConfig) -> None:
     from hydra.core.hydra_config import HydraConfig
 
     try:
-        set_enabled(cfg.get("progress", True))
-        start = time.perf_counter()
-        s = run(cfg, Path(HydraConfig.get().runtime.output_dir))
-        log_summary(log, "evaluation.contradiction", s["pairs"], "pairs", time.perf_counter() - start)
+        run_with_summary(log, "evaluation.contradiction", cfg, lambda: run(cfg, Path(HydraConfig.get().runtime.output_dir)),
+                         lambda s: s["pairs"], "pairs")
     except DataFormatError as e:  # names the file and line: a traceback adds nothing
         log.error("%s", e)
         sys.exit(1)

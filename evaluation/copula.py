@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -29,7 +28,7 @@ from data_prep.verb_forms import inflection_rows
 from evaluation.consistency_benchmark import load_responses
 from metrics.qasrl import evaluate_records, iou
 from models.copula import BE_FORMS, Lexicon, copular_records
-from models.progress import log_summary, set_enabled
+from models.progress import run_with_summary
 
 log = logging.getLogger(__name__)
 STOP = frozenset("who what is are was were am be been being a an the of ? , .".split())
@@ -125,10 +124,8 @@ def _f(x) -> str:
 def main(cfg: DictConfig) -> None:
     from hydra.core.hydra_config import HydraConfig
 
-    set_enabled(cfg.get("progress", True))
-    start = time.perf_counter()
-    m = run(cfg, Path(HydraConfig.get().runtime.output_dir))
-    log_summary(log, "evaluation.copula", m["data"]["responses"], "responses", time.perf_counter() - start)
+    run_with_summary(log, "evaluation.copula", cfg, lambda: run(cfg, Path(HydraConfig.get().runtime.output_dir)),
+                     lambda m: m["data"]["scored_responses"], "responses")
 
 
 if __name__ == "__main__":

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 import random
 from collections import defaultdict
 from pathlib import Path
@@ -21,7 +20,7 @@ from omegaconf import DictConfig
 
 from data_prep.records import read_jsonl
 from common.data import resolve_processed_dir
-from models.progress import log_summary, set_enabled
+from models.progress import run_with_summary
 
 log = logging.getLogger(__name__)
 
@@ -90,10 +89,8 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
 def main(cfg: DictConfig) -> None:
     from hydra.core.hydra_config import HydraConfig
 
-    set_enabled(cfg.get("progress", True))
-    start = time.perf_counter()
-    m = run(cfg, Path(HydraConfig.get().runtime.output_dir))
-    log_summary(log, "evaluation.decomp_score", m["sentences"], "sentences", time.perf_counter() - start)
+    run_with_summary(log, "evaluation.decomp_score", cfg, lambda: run(cfg, Path(HydraConfig.get().runtime.output_dir)),
+                     lambda m: m["sentences"], "sentences")
 
 
 if __name__ == "__main__":

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from pathlib import Path
 
 import hydra
@@ -25,7 +24,7 @@ from data_prep.consistency import read_consistency
 from data_prep.records import write_jsonl
 from metrics.entailment import (DATASETS, best_threshold, metrics_table, response_correlations,
                                 roc_curve_points)
-from models.progress import log_summary, set_enabled
+from models.progress import run_with_summary
 
 log = logging.getLogger(__name__)
 
@@ -165,10 +164,8 @@ def format_table(metrics: dict) -> str:
 def main(cfg: DictConfig) -> None:
     from hydra.core.hydra_config import HydraConfig
 
-    set_enabled(cfg.get("progress", True))
-    start = time.perf_counter()
-    m = evaluate(cfg, HydraConfig.get().runtime.output_dir)
-    log_summary(log, "evaluation.entailment", m["overall"]["n"], "QAs", time.perf_counter() - start)
+    run_with_summary(log, "evaluation.entailment", cfg, lambda: evaluate(cfg, HydraConfig.get().runtime.output_dir),
+                     lambda m: m["overall"]["n"], "QAs")
 
 
 if __name__ == "__main__":

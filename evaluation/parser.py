@@ -24,7 +24,7 @@ from metrics.report import metrics_table
 from models.parser import load_parser
 from common.data import load_split, resolve_processed_dir
 from common.tracking import init_wandb, log_records_table
-from models.progress import log_summary, set_enabled
+from models.progress import run_with_summary
 
 log = logging.getLogger(__name__)
 
@@ -105,10 +105,8 @@ def push_results(cfg: DictConfig, results: dict) -> str | None:
 def main(cfg: DictConfig) -> None:
     from hydra.core.hydra_config import HydraConfig
 
-    set_enabled(cfg.get("progress", True))
-    start = time.perf_counter()
-    r = evaluate(cfg, Path(HydraConfig.get().runtime.output_dir))
-    log_summary(log, "evaluation.parser", r["overall"]["predicates"], "predicates", time.perf_counter() - start)
+    run_with_summary(log, "evaluation.parser", cfg, lambda: evaluate(cfg, Path(HydraConfig.get().runtime.output_dir)),
+                     lambda r: r["overall"]["predicates"], "predicates")
 
 
 if __name__ == "__main__":

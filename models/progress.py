@@ -5,6 +5,7 @@ itself stays silent when stderr is not a terminal (logs, CI), the usual conventi
 from __future__ import annotations
 
 import logging
+import time
 
 from tqdm.auto import tqdm
 
@@ -27,3 +28,13 @@ def log_summary(logger: logging.Logger, what: str, items: int, unit: str, second
     line = f"{what}: {items} {unit} in {seconds:.1f} s ({rate:.2f} {unit}/s){extra}"
     logger.info(line)
     return line
+
+
+def run_with_summary(logger: logging.Logger, what: str, cfg, run, items, unit: str, extra=None):
+    """An entry point's run: the bars switched by `cfg.progress`, `run()` called, and the summary
+    line logged from its result (`items(result)` of `unit`, `extra(result)` appended)."""
+    set_enabled(cfg.get("progress", True))
+    start = time.perf_counter()
+    out = run()
+    log_summary(logger, what, items(out), unit, time.perf_counter() - start, extra(out) if extra else "")
+    return out
