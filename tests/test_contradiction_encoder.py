@@ -153,3 +153,29 @@ def test_symmetric_scoring_is_the_mean_of_both_orders(tmp_path):
     assert enc.score(pairs)[0] == pytest.approx((ab + ba) / 2, abs=1e-6)
     enc.save_pretrained(tmp_path / "enc")
     assert PairEncoder.from_pretrained(tmp_path / "enc").symmetric
+
+
+def test_the_scorer_is_pushed_and_loads_by_hub_id(tmp_path, hub, monkeypatch):
+    """hub=push publishes R/contradiction (model + encoder/) with a card; loading the Hub id gives
+    the same scores as the local folder."""
+    import train.contradiction as tc
+    from models.contradiction import ContradictionModel, add_encoder_scores, analyse_pairs, encoder_probs
+
+    monkeypatch.setattr(tc, "load_components", lambda *a, **k: pytest.fail("encoder-only: no components"))
+    pairs = _pairs_file(tmp_path / "pairs.jsonl")
+    over = [f"data.train_file={pairs}", "selection.files=[]", "alignment=false", "cv.folds=2", "cv.C=[1.0]",
+            TINY, "encoder.tokenizer=minilm", f"encoder.train_files=[{pairs}]", "encoder.report_files=[]",
+            "encoder.max_steps=1", "encoder.bf16=false", "parser=null", "detector=null", "entailment=null",
+            "hub=push", "hub.repo_id=test-org/contradiction"]
+    metrics = tc.train(compose_cfg("train_contradiction", over), tmp_path / "R")
+    assert metrics["hub_url"] and (tmp_path / "R" / "contradiction" / "README.md").exists()
+    from data_prep.chatprotect import read_pairs
+
+    rows_pairs = read_pairs(pairs)
+    scores = []
+    for where in (tmp_path / "R" / "contradiction", "test-org/contradiction"):
+        model = ContradictionModel.load(where)
+        rows = analyse_pairs(rows_pairs)
+        add_encoder_scores(rows, encoder_probs(rows, rows_pairs, model.encoder))
+        scores.append(model.probabilities(rows))
+    assert scores[0] == pytest.approx(scores[1])

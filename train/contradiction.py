@@ -311,10 +311,38 @@ def train(cfg: DictConfig, run_dir: Path) -> dict:
     if syn_info:
         metrics.update(synthetic=syn_info, synthetic_only=synthetic_only)
     (run_dir / "cv_metrics.json").write_text(json.dumps(metrics, indent=1))
+    if cfg.get("hub") and cfg.hub.get("push"):
+        metrics["hub_url"] = publish(cfg, model, run_dir / "contradiction", best)  # None when the push failed (logged; folder kept)
+        (run_dir / "cv_metrics.json").write_text(json.dumps(metrics, indent=1))
     log.info("chosen: %s C=%s synthetic weight %s, CV F1 %.3f (P %.3f / R %.3f) at threshold %.3f; by file %s",
              best["feature_set"], best["C"], best["synthetic_weight"], best["cv"]["f1"], best["cv"]["precision"],
              best["cv"]["recall"], best["threshold"], {k: round(v["f1"], 3) for k, v in best["cv_by_file"].items()})
     return metrics
+
+
+def publish(cfg: DictConfig, model, folder: Path, best: dict) -> str | None:
+    """The model card (CV figures by file) and a push of R/contradiction to hub.repo_id; a failed
+    push keeps the folder and returns None (common.hub logs why)."""
+    from common.hub import push_folder, write_model_card
+    from common.secrets import command_line, task_overrides
+
+    results = [{"task_type": "text-classification", "dataset_type": "chatprotect", "dataset_name": f"ChatProtect {name} (CV)",
+                "dataset_split": "validation", "metric_type": "f1", "metric_name": f"contradiction F1 ({name}, CV)",
+                "value": row["f1"]} for name, row in best["cv_by_file"].items()]
+    needs = (f" It aligns QAs with the parser {model.info['parser']}, the detector {model.info['detector']} and the "
+             f"entailment classifier {model.info['entailment']}.") if model.uses_alignment else ""
+    base = cfg.encoder.get("model") if model.uses_encoder else None
+    base = {"mpnet": "sentence-transformers/all-mpnet-base-v2", "minilm": "sentence-transformers/all-MiniLM-L6-v2"}.get(
+        base, base if base and str(base).count("/") == 1 else None)
+    write_model_card(folder, model_name=cfg.hub.repo_id.split("/")[-1],
+                     description="Self-contradiction scorer: two sentences one model wrote in one context -> "
+                                 "P(contradiction) and the conflicting QA pairs. Load with "
+                                 "models.contradiction.ContradictionModel.load(REPO_ID)." + needs,
+                     results=results, datasets=["eth-sri/chatprotect"], command=command_line("train.contradiction", task_overrides()),
+                     base_model=base,
+                     tags=["qasem", "self-contradiction"])
+    return push_folder(folder, cfg.hub.repo_id, private=bool(cfg.hub.get("private", True)),
+                       commit_message=f"contradiction scorer, CV F1 {best['cv']['f1']:.3f}")
 
 
 def report_by_generator(pairs: list[dict], scores: list[float], threshold: float | None = None) -> dict:
