@@ -52,7 +52,8 @@ class BudgetScheduleCallback(TrainerCallback):
         warmup = self._warmup
         factor = lr_scheduler.lr_lambdas[0](step) if step >= warmup else 1.0
         self.total = max(step + 1, int(total))
-        lr_scheduler.lr_lambdas = [budget_lambda(warmup, step, factor, self.total, self.floor)
+        start = max(step, warmup)  # measured during the warmup: the fall starts where the warmup ends
+        lr_scheduler.lr_lambdas = [budget_lambda(warmup, start, factor, self.total, self.floor)
                                    for _ in lr_scheduler.lr_lambdas]
 
     def _estimate(self, args, state, lr_scheduler, why: str) -> None:
