@@ -28,22 +28,28 @@ def forget(scorer) -> None:
         structure.vectors.clear()
 
 
-def main(argv=None) -> dict:
-    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--checkpoint", action="append", required=True, help="a stacked checkpoint; the first is the baseline")
+def sampled_run(ap, argv):
+    """--data / --responses and the run options parsed and applied: (args, the QAs of a seeded
+    sample of responses, their ids)."""
+    from data_prep.consistency import read_consistency
+
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "qasem-consistency" / "dev.jsonl"))
     ap.add_argument("--responses", type=int, default=12, help="a seeded sample of responses")
     add_run_options(ap, seed=42)
     a = ap.parse_args(argv)
     start_run(a)
-
-    from data_prep.consistency import read_consistency
-    from models.entailment import load_scorer
-
     examples, _ = read_consistency(a.data, "dev" if "dev" in a.data else "test")
     ids = sorted({e["response_id"] for e in examples})
     chosen = set(random.Random(a.seed).sample(ids, min(a.responses, len(ids))))
-    examples = [e for e in examples if e["response_id"] in chosen]
+    return a, [e for e in examples if e["response_id"] in chosen], chosen
+
+
+def main(argv=None) -> dict:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--checkpoint", action="append", required=True, help="a stacked checkpoint; the first is the baseline")
+    a, examples, chosen = sampled_run(ap, argv)
+    from models.entailment import load_scorer
+
     scorers = [load_scorer(c) for c in a.checkpoint]
     for s in scorers:  # warm-up: lazy imports, first allocations
         s.score_examples(examples[:1])

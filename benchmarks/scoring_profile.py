@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import time
 
-from benchmarks.common import ROOT, add_run_options, machine, median, start_run, write_result
-from benchmarks.entailment_cost import forget
+from benchmarks.common import machine, median, write_result
+from benchmarks.entailment_cost import forget, sampled_run
 
 
 class Timed:
@@ -40,19 +39,9 @@ class Timed:
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--checkpoint", required=True, help="a stacked checkpoint that parses references")
-    ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "qasem-consistency" / "dev.jsonl"))
-    ap.add_argument("--responses", type=int, default=12, help="a seeded sample of responses")
-    add_run_options(ap, seed=42)
-    a = ap.parse_args(argv)
-    start_run(a)
-
-    from data_prep.consistency import read_consistency
+    a, examples, chosen = sampled_run(ap, argv)
     from models.entailment import load_scorer
 
-    examples, _ = read_consistency(a.data, "dev" if "dev" in a.data else "test")
-    ids = sorted({e["response_id"] for e in examples})
-    chosen = set(random.Random(a.seed).sample(ids, min(a.responses, len(ids))))
-    examples = [e for e in examples if e["response_id"] in chosen]
     scorer = load_scorer(a.checkpoint)
     structure = getattr(scorer, "structure", None)
     if structure is None:
