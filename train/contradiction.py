@@ -44,7 +44,8 @@ from sklearn.model_selection import StratifiedGroupKFold
 
 from data_prep.chatprotect import read_pairs
 from metrics.contradiction import best_threshold, binary_prf
-from models.contradiction import FEATURES, ContradictionModel, analyse_pairs, entailment_only, load_components
+from models.contradiction import (FEATURES, ContradictionModel, add_encoder_scores, analyse_pairs, entailment_only,
+                                  load_components, scorable)
 
 log = logging.getLogger(__name__)
 
@@ -146,8 +147,6 @@ def analysed(cfg: DictConfig, pairs: list[dict], components) -> list[dict]:
     """analyse_pairs, file by file, cached on disk (cfg.analysis_cache, keyed by the file, its size,
     the limit and the three checkpoints): the parse of 5,000 pairs is the slow part and the same
     for every encoder and grid."""
-    from models.contradiction import analyse_pairs
-
     cache = cfg.get("analysis_cache")
     rows: list[dict] = []
     for file in dict.fromkeys(p["file"] for p in pairs):
@@ -188,8 +187,6 @@ def feature_sets(cfg: DictConfig, with_encoder: bool, with_alignment: bool) -> l
 
 
 def train(cfg: DictConfig, run_dir: Path) -> dict:
-    from models.contradiction import add_encoder_scores
-
     validation = read_labelled(cfg.data.train_file, cfg.data.get("limit"))
     sel_files = list(cfg.get("selection", {}).get("files") or [])
     pairs = validation + [p for f in sel_files for p in read_labelled(f, cfg.data.get("limit"))]
@@ -221,9 +218,7 @@ def train(cfg: DictConfig, run_dir: Path) -> dict:
              [cfg.data.train_file, *sel_files], statuses)
 
     def usable(features) -> list[int]:
-        """Rows a feature set scores: status ok; also no_predicate when the encoder is among them."""
-        return [i for i, r in enumerate(rows) if r["status"] == "ok" or
-                (r["status"] == "no_predicate" and "encoder" in features and "encoder" in r.get("features", {}))]
+        return [i for i, r in enumerate(rows) if scorable(r, features)]
 
     def on_all(idx, probs, t: float, files=None) -> dict:
         """P/R/F1 over every pair (of `files`): a pair without a score counts as 'no contradiction' found."""
@@ -237,8 +232,6 @@ def train(cfg: DictConfig, run_dir: Path) -> dict:
 
     syn_rows, syn_labels, weights = [], np.array([], int), [None]  # None: no synthetic; a number: its weight
     if syn_pairs:
-        from models.contradiction import analyse_pairs
-
         syn_all = analyse_pairs(syn_pairs, *components)
         syn_ok = [i for i, r in enumerate(syn_all) if r["status"] == "ok"]
         syn_rows, syn_labels = [syn_all[i] for i in syn_ok], np.array([syn_pairs[i]["label"] for i in syn_ok])
@@ -331,15 +324,14 @@ def publish(cfg: DictConfig, model, folder: Path, best: dict) -> str | None:
                 "value": row["f1"]} for name, row in best["cv_by_file"].items()]
     needs = (f" It aligns QAs with the parser {model.info['parser']}, the detector {model.info['detector']} and the "
              f"entailment classifier {model.info['entailment']}.") if model.uses_alignment else ""
-    base = cfg.encoder.get("model") if model.uses_encoder else None
-    base = {"mpnet": "sentence-transformers/all-mpnet-base-v2", "minilm": "sentence-transformers/all-MiniLM-L6-v2"}.get(
-        base, base if base and str(base).count("/") == 1 else None)
+    from models.model_paths import base_model_id
+
     write_model_card(folder, model_name=cfg.hub.repo_id.split("/")[-1],
                      description="Self-contradiction scorer: two sentences one model wrote in one context -> "
                                  "P(contradiction) and the conflicting QA pairs. Load with "
                                  "models.contradiction.ContradictionModel.load(REPO_ID)." + needs,
                      results=results, datasets=["eth-sri/chatprotect"], command=command_line("train.contradiction", task_overrides()),
-                     base_model=base,
+                     base_model=base_model_id(cfg.encoder.get("model")) if model.uses_encoder else None,
                      tags=["qasem", "self-contradiction"])
     return push_folder(folder, cfg.hub.repo_id, private=bool(cfg.hub.get("private", True)),
                        commit_message=f"contradiction scorer, CV F1 {best['cv']['f1']:.3f}")

@@ -26,6 +26,7 @@ from pathlib import Path
 import hydra
 from omegaconf import DictConfig
 
+from models.model_paths import base_model_id
 from models.predicates import LABELS, PredicateDetector
 from train.divergence import divergence_callbacks
 from train.run_guard import claim_run_dir
@@ -133,9 +134,6 @@ def _command() -> str:
     return command_line("train.predicates", task_overrides())
 
 
-BASE_MODELS = {"minilm": "sentence-transformers/all-MiniLM-L6-v2"}
-
-
 def publish(cfg: DictConfig, folder: Path, metrics: dict) -> str | None:
     """Write the model card (test F1 per type) into `folder` and push it to `hub.repo_id`. Returns
     the commit URL, or None when the push failed (common.hub logs why; the folder stays)."""
@@ -154,7 +152,7 @@ def publish(cfg: DictConfig, folder: Path, metrics: dict) -> str | None:
                                  "`models.predicates.PredicateDetector.from_pretrained(REPO_ID)`; "
                                  f"dev-chosen thresholds: {metrics['thresholds']}.",
                      results=results, datasets=["biu-nlp/qa_srl2018", "biu-nlp/qanom"], command=_command(),
-                     base_model=BASE_MODELS.get(name, name if name and name.count("/") == 1 else None),
+                     base_model=base_model_id(name),
                      tags=["qasrl", "qanom", "qasem", "predicate-detection"])
     return push_folder(folder, cfg.hub.repo_id, private=bool(cfg.hub.get("private", True)),
                        commit_message="QASem predicate detector, test F1 " + " / ".join(
