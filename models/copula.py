@@ -32,7 +32,7 @@ from typing import Mapping, Sequence
 BE_FORMS = frozenset("is are was were am be been being".split())
 ADVERBS = frozenset("also currently still now often widely best well most very later once formerly previously "
                     "mainly primarily particularly perhaps probably possibly then already always just only "
-                    "really quite originally generally considered arguably certainly perhaps mostly largely "
+                    "really quite originally generally considered arguably certainly mostly largely "
                     "famously".split())
 NEGATION = frozenset({"not", "n't", "never"})
 BOUNDARY = frozenset(", ; : ( ) -- where when while whereas because although though since if after before as "
@@ -63,7 +63,7 @@ class Lexicon:
     def from_table(cls, forms: list[list[str]]) -> "Lexicon":
         """From the Wiktionary rows [stem, 3rd singular, -ing, past, past participle]."""
         part = {w.lower() for f in forms for w in f[2:5] if w}
-        fin = {w.lower() for f in forms for k in (1, 3) if len(f) > k and f[k] for w in [f[k]]}
+        fin = {f[k].lower() for f in forms for k in (1, 3) if len(f) > k and f[k]}
         return cls(part, fin)
 
     @classmethod
