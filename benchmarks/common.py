@@ -8,6 +8,7 @@ import os
 import platform
 import random
 import statistics
+import sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -82,7 +83,8 @@ def warn_if_busy() -> None:
 
     if hasattr(os, "getloadavg") and os.getloadavg()[0] > 0.5 * (os.cpu_count() or 1):
         print(f"WARNING: the CPU is busy (load {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores): figures will be "
-              f"skewed; rerun when it is free{' or pass --threads 1' if torch.get_num_threads() > 1 else ''}.")
+              f"skewed; rerun when it is free{' or pass --threads 1' if torch.get_num_threads() > 1 else ''}.",
+              file=sys.stderr)
 
 
 def timed_rounds(runs: dict, repeats: int) -> tuple[dict[str, list[float]], dict]:

@@ -78,7 +78,8 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
     threshold = cfg.threshold if str(cfg.threshold) == "dev" else float(cfg.threshold)
     pipe = ConsistencyPipeline.from_pretrained(cfg.entailment, parser=cfg.parser, detector=cfg.detector,
                                                device=cfg.get("device"), batch_size=int(cfg.batch_size),
-                                               threshold=threshold, copulas=bool(cfg.get("copulas", True)))
+                                               threshold=threshold, copulas=bool(cfg.get("copulas", True)),
+                                               precision=str(cfg.get("precision", "auto")))
     reports = pipe.run(pairs, batched=not cfg.get("one_at_a_time", False))
     run_dir.mkdir(parents=True, exist_ok=True)
     with (run_dir / "reports.jsonl").open("w", encoding="utf-8") as f:

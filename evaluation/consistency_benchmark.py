@@ -128,7 +128,8 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
     log.info("%d responses, %d QAs from %s", info["responses"], info["qas"], cfg.data.file)
     pipe = ConsistencyPipeline.from_pretrained(cfg.entailment, parser=cfg.parser, detector=cfg.detector,
                                                device=cfg.get("device"), batch_size=int(cfg.batch_size),
-                                               threshold=float(cfg.threshold), copulas=bool(cfg.get("copulas", True)))
+                                               threshold=float(cfg.threshold), copulas=bool(cfg.get("copulas", True)),
+                                               precision=str(cfg.get("precision", "auto")))
     gold_pairs = [{"id": r["id"], "reference": r["reference"], "generated": r["sentences"], "qas": r["qas"]}
                   for r in responses]
     gold_reports = pipe.run(gold_pairs)

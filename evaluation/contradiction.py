@@ -84,6 +84,8 @@ def explanation(row: dict, basis: str | None, flagged: bool) -> str | None:
         c = row["conflicts"][0]
         return (f"aligned facts differ: {c['predicate']} / {c['role']}: "
                 f"{c['a']['answer']!r} vs {c['b']['answer']!r}")
+    if row.get("gated"):
+        return "sentence-level conflict (pair encoder): the pair was not parsed (encoder score under the gate)"
     if basis == "encoder" and row["status"] == "no_predicate":
         return "sentence-level conflict (pair encoder): a sentence has no predicate, so no fact could be aligned"
     if basis and "encoder" in basis:
@@ -129,8 +131,8 @@ def by_generator(pairs: list[dict], labels, decided) -> dict:
 
 
 def run(cfg: DictConfig, run_dir: Path) -> dict:
-    from models.contradiction import (ContradictionModel, add_encoder_scores, analyse_pairs, encoder_probs,
-                                      entailment_only, load_components)
+    from models.contradiction import (ContradictionModel, add_encoder_scores, align_passing, analyse_pairs,
+                                      encoder_probs, entailment_only, load_components)
 
     pairs, texts = read_input(cfg)
     model = ContradictionModel.load(resolve_model_path(cfg.contradiction), batch_size=int(cfg.batch_size))
@@ -144,12 +146,19 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
         else (None, None, None, None)
     start = time.perf_counter()
     scoring_models = models if model.uses_alignment else (None, None, None, None)
-    if pairs is not None:
-        rows = analyse_pairs(pairs, *scoring_models)
+    gate = model.gate if cfg.get("gate") is None else (float(cfg.gate) or None)
+    if pairs is not None and gate and model.uses_alignment and model.encoder is not None:
+        # the encoder first; only the pairs it scores at or over the gate are parsed
+        rows = analyse_pairs(pairs)
+        add_encoder_scores(rows, encoder_probs(rows, pairs, model.encoder))
+        rows = align_passing(rows, pairs, gate, scoring_models)
     else:
-        pairs_in, rows = sentence_pairs(*texts, *scoring_models)
-    if model.encoder is not None:
-        add_encoder_scores(rows, encoder_probs(rows, pairs if pairs is not None else pairs_in, model.encoder))
+        if pairs is not None:
+            rows = analyse_pairs(pairs, *scoring_models)
+        else:
+            pairs_in, rows = sentence_pairs(*texts, *scoring_models)
+        if model.encoder is not None:
+            add_encoder_scores(rows, encoder_probs(rows, pairs if pairs is not None else pairs_in, model.encoder))
     probs = model.probabilities(rows)
     if not model.uses_alignment and have_components:
         explain_flagged(rows, probs, threshold, pairs if pairs is not None else pairs_in, models)
@@ -163,6 +172,7 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
     bases = {str(b): sum(p["basis"] == b for p in preds) for b in dict.fromkeys(p["basis"] for p in preds)}
     summary = {"pairs": len(preds), "statuses": statuses, "basis": bases, "flagged": sum(bool(p["decision"]) for p in preds),
                "flagged_without_aligned_fact": sum(bool(p["decision"]) and not p["conflicts"] for p in preds),
+               "gate": gate, "parsed": sum(not r.get("gated") for r in rows) if gate else None,
                "pairs_per_second": len(preds) / seconds if seconds else None, "threshold": threshold}
     if pairs is not None and all(p["label"] is not None for p in pairs):
         labels = np.array([p["label"] for p in pairs])
@@ -173,7 +183,7 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
         auc = float(roc_auc_score(labels[scored], [probs[i] for i in scored])) if len(set(labels[scored])) > 1 else None
         baselines = {"always_contradiction": binary_prf(labels, np.ones(len(labels), bool)),
                      "chatgpt_published": CHATGPT_PUBLISHED}
-        if model.uses_alignment:
+        if model.uses_alignment and not gate:  # they need every pair parsed (gate=0)
             baselines.update(
                 lexical_numbers_differ=binary_prf(labels, [r["status"] == "ok" and r["features"]["sentence_numbers_differ"] > 0 for r in rows]),
                 entailment_only={**binary_prf(labels, [e is not None and e >= t_ent for e in ent]), "threshold": t_ent})

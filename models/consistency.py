@@ -52,9 +52,11 @@ class ConsistencyPipeline:
     @classmethod
     def from_pretrained(cls, classifier: str, parser: str | None = None, detector: str | None = None,
                         device: str | None = None, batch_size: int = 32, threshold: float | str = 0.5,
-                        copulas: bool = True, lexicon=None):
+                        copulas: bool = True, lexicon=None, precision: str = "fp32"):
         """Load the published checkpoints by folder or Hub id. threshold: a number, or "dev" for
-        the threshold the classifier's cross-validation chose (saved with it)."""
+        the threshold the classifier's cross-validation chose (saved with it). precision: fp32 (the
+        exact path), bf16 / int8 for the detectors, parsers and embedders, or auto (bf16 where it is
+        native; models/fast_path.py)."""
         from models.entailment import load_scorer
 
         scorer = load_scorer(classifier, batch_size=batch_size)
@@ -69,7 +71,12 @@ class ConsistencyPipeline:
             from models.predicates import PredicateDetector
 
             det = PredicateDetector.from_pretrained(detector, device=device, batch_size=batch_size)
-        return cls(scorer, qa_parser, det, float(threshold), copulas=copulas, lexicon=lexicon)
+        pipe = cls(scorer, qa_parser, det, float(threshold), copulas=copulas, lexicon=lexicon)
+        from models.fast_path import resolve_precision, use_precision
+
+        if resolve_precision(precision) != "fp32":
+            use_precision(pipe, precision)
+        return pipe
 
     # ------------------------------------------------------------------ stages
     def _detect(self, sentences: list[list[str]], batched: bool) -> list[list[dict]]:
@@ -154,10 +161,13 @@ class ConsistencyPipeline:
         self._parse([s for s in slots if s.record is not None], batched)
         for s in slots:
             self._decode(reports[s.pair], s)
+        from models.memory import release_free_memory
+
         for pair, rep in progress(list(zip(pairs, reports)), "scoring", unit="response"):
             if pair.get("qas") is not None:
                 self._given_qas(rep, pair["qas"])
             self._finish(rep, batched)
+            release_free_memory()  # RSS follows what is alive, not how many references were scored
         return reports
 
     def _start_report(self, i: int, pair: dict) -> dict:

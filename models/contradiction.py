@@ -184,6 +184,28 @@ def encoder_probs(rows: list[dict], pairs: Sequence[dict], encoder) -> list[floa
     return out
 
 
+def gated(row: dict, gate: float | None) -> dict:
+    """The row as a gated model scores it: when the encoder's P is under `gate` the pair is not
+    parsed, so its alignment features count as their training means (a copy marked `gated`)."""
+    if gate is None or row.get("encoder_p") is None or row["encoder_p"] >= gate:
+        return row
+    return dict(row, gated=True)
+
+
+def align_passing(rows: list[dict], pairs: Sequence[dict], gate: float, components) -> list[dict]:
+    """The QA alignment of the pairs whose encoder P reaches `gate` (rows with encoder scores, from
+    analyse_pairs without components); the others are marked gated and never parsed."""
+    todo = [i for i, r in enumerate(rows) if r.get("encoder_p") is not None and r["encoder_p"] >= gate]
+    out = [gated(r, gate) for r in rows]
+    for i, r in zip(todo, analyse_pairs([pairs[i] for i in todo], *components)):
+        add_encoder_scores([r], [rows[i]["encoder_p"]])
+        out[i] = r
+    for r in out:
+        if r.get("gated"):
+            r["messages"] = r["messages"] + [f"not parsed: encoder P {r['encoder_p']:.3f} under the gate {gate:g}"]
+    return out
+
+
 def load_components(parser: str, detector: str, entailment: str, batch_size: int = 32):
     """(detector, parser, entailment scorer, sentence embedder) from their checkpoints (folders or
     Hub ids); the embedder is MiniLM (models.model_paths)."""
@@ -207,8 +229,10 @@ class ContradictionModel:
     """Standardised logistic regression over named features, with a decision threshold; saved as
     JSON (contradiction.json) so loading needs no pickle."""
 
-    def __init__(self, features, coef, intercept, mean, std, threshold=0.5, info=None, encoder=None):
+    def __init__(self, features, coef, intercept, mean, std, threshold=0.5, info=None, encoder=None, gate=None):
         self.features, self.threshold, self.info = list(features), float(threshold), dict(info or {})
+        # encoder P under which a pair is not parsed (models.contradiction.gated); None: every pair is
+        self.gate = None if gate is None else float(gate)
         self.encoder = encoder  # a models.pair_encoder.PairEncoder when "encoder" is a feature
         self.coef, self.intercept = np.asarray(coef, float), float(intercept)
         self.mean, self.std = np.asarray(mean, float), np.asarray(std, float)
@@ -220,7 +244,9 @@ class ContradictionModel:
             if not self.scorable(r):
                 out.append(None)
                 continue
-            x = (np.array([r["features"][f] for f in self.features]) - self.mean) / self.std
+            skip = r.get("gated", False)  # the alignment was not run: its features at their means
+            x = (np.array([m if skip and f != "encoder" else r["features"][f]
+                           for f, m in zip(self.features, self.mean)]) - self.mean) / self.std
             out.append(float(1 / (1 + math.exp(-(x @ self.coef + self.intercept)))))
         return out
 
@@ -240,7 +266,7 @@ class ContradictionModel:
         """Which signals a row's score rests on: encoder, alignment, or encoder+alignment (none when unscored)."""
         if not self.scorable(row):
             return None
-        if row["status"] == "no_predicate" or not self.uses_alignment:
+        if row["status"] == "no_predicate" or row.get("gated") or not self.uses_alignment:
             return "encoder"
         return "encoder+alignment" if self.uses_encoder else "alignment"
 
@@ -252,7 +278,8 @@ class ContradictionModel:
             self.encoder.save_pretrained(folder / ENCODER_FOLDER)
         (folder / FORMAT_FILE).write_text(json.dumps({
             "features": self.features, "coef": self.coef.tolist(), "intercept": self.intercept,
-            "mean": self.mean.tolist(), "std": self.std.tolist(), "threshold": self.threshold, "info": self.info},
+            "mean": self.mean.tolist(), "std": self.std.tolist(), "threshold": self.threshold, "gate": self.gate,
+            "info": self.info},
             indent=1))
         return folder
 

@@ -178,6 +178,7 @@ class EmbeddingScorer(Scorer, _ChunkingMixin):
         self.chunk_words, self.chunk_overlap = chunk_words, chunk_overlap
         self.max_length, self.batch_size = max_length, batch_size
         self.use_answer_only = use_answer_only
+        self.bf16 = False  # autocast at inference (models/fast_path.py); the weights stay fp32
 
     def embed(self, texts: list[str], sort_by_length: bool = True):
         """Unit vectors of texts, in their order. Batches are formed from texts of similar length
@@ -186,7 +187,7 @@ class EmbeddingScorer(Scorer, _ChunkingMixin):
         torch = self.torch
         order = sorted(range(len(texts)), key=lambda i: len(texts[i])) if sort_by_length else list(range(len(texts)))
         outs = []
-        with torch.inference_mode():
+        with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
             for i in progress_bar(range(0, len(texts), self.batch_size), "embedder", unit="batch"):
                 batch = [texts[j] for j in order[i:i + self.batch_size]]
                 # verbose=False: an over-long text is counted and cut below, not warned about here
@@ -195,7 +196,7 @@ class EmbeddingScorer(Scorer, _ChunkingMixin):
                     self.stats["embedding_text_over_max_length"] += 1
                     enc = self.tokenizer(batch, padding=True, truncation=True,
                                          max_length=self.tokenizer.model_max_length, return_tensors="pt")
-                h = self.model(**enc).last_hidden_state
+                h = self.model(**enc).last_hidden_state.float()
                 m = enc["attention_mask"].unsqueeze(-1).float()
                 e = (h * m).sum(1) / m.sum(1).clamp(min=1e-9)
                 outs.append(torch.nn.functional.normalize(e, dim=-1))
@@ -543,10 +544,13 @@ class StackedScorer(Scorer):
         for i, ex in enumerate(examples):
             groups[(ex.get("response_id"), len(ex["premise_tokens"]), tuple(ex["premise_tokens"][:8]))].append(i)
         scores = [0.0] * len(examples)
+        from models.memory import release_free_memory
+
         for idx in progress_bar(groups.values(), self.name, unit="premise", enabled=progress):
             out = self.score(examples[idx[0]]["premise_tokens"], [examples[i]["hypothesis"] for i in idx],
                              answers=[examples[i].get("answer", "") for i in idx],
                              predicate_keys=predicate_keys([examples[i] for i in idx]))
+            release_free_memory()  # models/memory.py: RSS follows what is alive
             for i, v in zip(idx, out):
                 scores[i] = float(v)
             order.extend(idx)

@@ -199,10 +199,12 @@ def decide(p_verbal: float, p_nominal: float, thresholds: dict) -> tuple[str, fl
 # ---------------------------------------------------------------------------- detector
 class PredicateDetector:
     def __init__(self, model, tokenizer, verb_forms: VerbForms, thresholds: dict | None = None, *,
-                 max_length: int = 128, window_overlap: int = 16, batch_size: int = 32, device: str | None = None):
+                 max_length: int = 128, window_overlap: int = 16, batch_size: int = 32, device: str | None = None,
+                 bf16: bool = False):
         import torch
 
         self.model, self.tokenizer, self.verb_forms = model, tokenizer, verb_forms
+        self.bf16 = bool(bf16)  # autocast at inference (models/fast_path.py); the weights stay fp32
         self.thresholds = dict(thresholds or {"verbal": 0.5, "nominal": 0.5})
         self.max_length = min(int(max_length), int(getattr(model.config, "max_position_embeddings", max_length)))
         self.window_overlap, self.batch_size = int(window_overlap), int(batch_size)
@@ -260,7 +262,7 @@ class PredicateDetector:
         probs: dict[tuple[int, int], list] = {}
         was_training = self.model.training
         self.model.eval()
-        with torch.no_grad():
+        with torch.no_grad(), torch.autocast(torch.device(self.device).type, dtype=torch.bfloat16, enabled=self.bf16):
             for b in progress(range(0, len(flat), self.batch_size), "detector", unit="batch"):
                 chunk = flat[b: b + self.batch_size]
                 ids, mask = pad_batch([w["input_ids"] for _, _, w in chunk], self.tokenizer.pad_token_id)

@@ -179,3 +179,50 @@ def test_the_scorer_is_pushed_and_loads_by_hub_id(tmp_path, hub, monkeypatch):
         add_encoder_scores(rows, encoder_probs(rows, rows_pairs, model.encoder))
         scores.append(model.probabilities(rows))
     assert scores[0] == pytest.approx(scores[1])
+
+
+def test_the_gate_parses_only_the_pairs_the_encoder_scores_high(tmp_path, scripted):
+    """A stacked model's gate: pairs under it are never parsed and scored with their alignment features
+    at the training means; gate=0 parses every pair (the ungated figures); the chosen gate is the
+    largest candidate that keeps the CV F1."""
+    import models.contradiction as mc
+    from evaluation.contradiction import run
+    from train.contradiction import train
+
+    pairs = _pairs_file(tmp_path / "pairs.jsonl")
+    ckpt = ["parser=P", "detector=D", "entailment=E"]
+    over = [*ckpt, f"data.train_file={pairs}", "selection.files=[]", "cv.folds=2", "cv.C=[1.0]",
+            "cv.feature_sets=[encoder_numbers]", TINY, "encoder.tokenizer=minilm", f"encoder.train_files=[{pairs}]",
+            "encoder.report_files=[]", "encoder.max_steps=1", "encoder.bf16=false", "gate.parsed=[1.0,0.0]",
+            "gate.max_f1_loss=1.0"]
+    metrics = train(compose_cfg("train_contradiction", over), tmp_path / "R")
+    gate = metrics["encoder"]["gate"]
+    rows = [json.loads(x) for x in (tmp_path / "R" / "validation_analysis.jsonl").read_text().splitlines()]
+    enc = [r["encoder_p"] for r in rows if r["encoder_p"] is not None]
+    # all parsed: the lowest encoder P; none: the highest (a pair at it still parsed, 1 of 21)
+    assert [c["gate"] for c in gate["candidates"]] == pytest.approx([min(enc), max(enc)])
+    assert [c["parsed"] for c in gate["candidates"]] == pytest.approx([1.0, 1 / len(enc)])
+    assert gate["candidates"][0]["f1"] == pytest.approx(metrics["chosen"]["cv"]["f1"])  # nothing gated
+    model = mc.ContradictionModel.load(tmp_path / "R" / "contradiction")
+    assert model.gate == gate["chosen"] == pytest.approx(max(enc))
+    model.gate = 1.0  # every pair gated, below
+    model.save(tmp_path / "R" / "contradiction")
+
+    parsed = []
+    real = mc.analyse_pairs
+    monkey = pytest.MonkeyPatch()
+    monkey.setattr(mc, "analyse_pairs", lambda ps, *m: parsed.append(len(ps) if m else 0) or real(ps, *m))
+    ctr = [f"contradiction={tmp_path / 'R' / 'contradiction'}", f"pairs={pairs}", "html=false", *ckpt]
+    gated = run(compose_cfg("eval_contradiction", ctr), tmp_path / "D1")  # the model's gate 1.0: every pair gated
+    monkey.undo()
+    assert parsed == [0, 0] and gated["parsed"] == 0 and gated["basis"] == {"encoder": 21}
+    preds = [json.loads(x) for x in (tmp_path / "D1" / "predictions.jsonl").read_text().splitlines()]
+    p = preds[1]
+    assert p["conflicts"] == [] and "under the gate" in p["messages"][-1]
+    x = [(m if f != "encoder" else mc.math.log(p["encoder_p"] / (1 - p["encoder_p"]))) for f, m in
+         zip(model.features, model.mean)]
+    z = ((mc.np.array(x) - model.mean) / model.std) @ model.coef + model.intercept
+    assert p["p_contradiction"] == pytest.approx(1 / (1 + mc.math.exp(-z)), abs=1e-6)
+
+    exact = run(compose_cfg("eval_contradiction", [*ctr, "gate=0"]), tmp_path / "D0")
+    assert exact["gate"] is None and exact["basis"] == {"encoder+alignment": 20, "encoder": 1}

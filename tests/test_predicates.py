@@ -364,3 +364,18 @@ def test_failed_push_keeps_the_checkpoint_and_says_why(trained, data_dir, proces
     assert TP.publish(cfg, folder, metrics) is None
     assert "failed" in caplog.text and str(folder) in caplog.text and "ConnectError" in caplog.text
     assert PredicateDetector.from_pretrained(folder, device="cpu").thresholds == metrics["thresholds"]
+
+
+def test_bf16_detection_stays_close_to_fp32(trained):
+    """The fast path's detector (models/fast_path.py): bf16 autocast moves the word probabilities
+    by little, and the switch goes back."""
+    cfg, run, _ = trained
+    det = PredicateDetector.from_pretrained(run / "checkpoint", device="cpu", batch_size=8)
+    sentences = [it["tokens"] for it in load_data(cfg)["test"][:8]]
+    exact = det.word_probs(sentences)
+    det.bf16 = True
+    fast = det.word_probs(sentences)
+    det.bf16 = False
+    diff = max(abs(a - b) for s, t in zip(exact, fast) for x, y in zip(s, t) for a, b in zip(x, y))
+    assert 0 < diff < 0.05
+    assert det.word_probs(sentences) == exact

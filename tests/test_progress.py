@@ -19,3 +19,22 @@ def test_bars_are_off_under_the_switch_and_per_call():
         assert list(P.progress(range(3), "x")) == [0, 1, 2]
     finally:
         P.set_enabled(True)
+
+
+
+def test_free_memory_is_handed_back_where_glibc_is(monkeypatch):
+    """models.memory.release_free_memory: with QASEM_MALLOC_TRIM=1, glibc's malloc_trim on Linux (the
+    scoring loops call it once per response); off by default and elsewhere, and then says so."""
+    import ctypes.util
+    import platform
+
+    from models import memory
+
+    assert memory.release_free_memory() is False  # off unless QASEM_MALLOC_TRIM=1
+    monkeypatch.setenv("QASEM_MALLOC_TRIM", "1")
+    if platform.system() == "Linux" and platform.libc_ver()[0] == "glibc":
+        assert isinstance(memory.release_free_memory(), bool) and memory._trim() is not None
+    memory._trim.cache_clear()
+    monkeypatch.setattr(ctypes.util, "find_library", lambda name: "/nonexistent/libc.so")
+    assert memory.release_free_memory() is False
+    memory._trim.cache_clear()

@@ -45,7 +45,7 @@ from sklearn.model_selection import StratifiedGroupKFold
 from data_prep.chatprotect import read_pairs
 from metrics.contradiction import best_threshold, binary_prf
 from models.contradiction import (FEATURES, ContradictionModel, add_encoder_scores, analyse_pairs, entailment_only,
-                                  load_components, scorable)
+                                  gated, load_components, scorable)
 
 log = logging.getLogger(__name__)
 
@@ -96,12 +96,13 @@ def fit_with(rows, labels, features, C, synthetic=None) -> ContradictionModel:
     return fit(list(rows) + list(s_rows), np.concatenate([labels, s_labels]), features, C, w)
 
 
-def out_of_fold(rows, labels, groups, features, C, folds: int, seed: int, synthetic=None) -> np.ndarray:
-    """Out-of-fold P(contradiction) of validation; synthetic rows (if any) only ever train."""
+def out_of_fold(rows, labels, groups, features, C, folds: int, seed: int, synthetic=None, gate=None) -> np.ndarray:
+    """Out-of-fold P(contradiction) of validation; synthetic rows (if any) only ever train; with a
+    gate, the held-out rows the encoder scores under it are scored unparsed (train/contradiction_gate.py)."""
     oof = np.zeros(len(rows))
     for tr, te in StratifiedGroupKFold(folds, shuffle=True, random_state=seed).split(rows, labels, groups):
         model = fit_with([rows[i] for i in tr], labels[tr], features, C, synthetic)
-        oof[te] = model.probabilities([rows[i] for i in te])
+        oof[te] = model.probabilities([gated(rows[i], gate) for i in te])
     return oof
 
 
@@ -288,6 +289,13 @@ def train(cfg: DictConfig, run_dir: Path) -> dict:
     extra = (syn_rows, syn_labels, best["synthetic_weight"]) if best["synthetic"] else None
     model = fit_with(ok_rows, labels, FEATURE_SETS[best["feature_set"]], best["C"], extra)
     model.threshold = best["threshold"]
+    if with_encoder and with_alignment and not best["synthetic"]:
+        from train.contradiction_gate import choose_gate
+
+        gate = choose_gate(cfg, ok_rows, labels, [groups_all[i] for i in ok], FEATURE_SETS[best["feature_set"]],
+                           best["C"], best["threshold"], lambda oof, t: on_all(ok, oof, t))
+        model.gate = gate["chosen"]
+        enc_info["gate"] = gate
     model.encoder = final_encoder if model.uses_encoder else None
     model.info = {"trained_on": [str(cfg.data.train_file), *sel_files], "pairs": len(pairs), "scored": len(ok),
                   "feature_set": best["feature_set"], "C": best["C"], "cv_f1": best["cv"]["f1"],
