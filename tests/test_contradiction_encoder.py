@@ -213,8 +213,10 @@ def test_the_gate_parses_only_the_pairs_the_encoder_scores_high(tmp_path, script
     monkey = pytest.MonkeyPatch()
     monkey.setattr(mc, "analyse_pairs", lambda ps, *m: parsed.append(len(ps) if m else 0) or real(ps, *m))
     ctr = [f"contradiction={tmp_path / 'R' / 'contradiction'}", f"pairs={pairs}", "html=false", *ckpt]
-    gated = run(compose_cfg("eval_contradiction", ctr), tmp_path / "D1")  # the model's gate 1.0: every pair gated
-    monkey.undo()
+    try:
+        gated = run(compose_cfg("eval_contradiction", ctr), tmp_path / "D1")  # the model's gate 1.0: every pair gated
+    finally:
+        monkey.undo()
     assert parsed == [0, 0] and gated["parsed"] == 0 and gated["basis"] == {"encoder": 21}
     preds = [json.loads(x) for x in (tmp_path / "D1" / "predictions.jsonl").read_text().splitlines()]
     p = preds[1]

@@ -292,8 +292,10 @@ def train(cfg: DictConfig, run_dir: Path) -> dict:
     if with_encoder and with_alignment and not best["synthetic"]:
         from train.contradiction_gate import choose_gate
 
-        gate = choose_gate(cfg, ok_rows, labels, [groups_all[i] for i in ok], FEATURE_SETS[best["feature_set"]],
-                           best["C"], best["threshold"], lambda oof, t: on_all(ok, oof, t))
+        feats, groups = FEATURE_SETS[best["feature_set"]], [groups_all[i] for i in ok]
+        gate = choose_gate(cfg, ok_rows, feats, best_oof,
+                           lambda g: out_of_fold(ok_rows, labels, groups, feats, best["C"], folds, seed, gate=g),
+                           best["threshold"], lambda oof, t: on_all(ok, oof, t))
         model.gate = gate["chosen"]
         enc_info["gate"] = gate
     model.encoder = final_encoder if model.uses_encoder else None

@@ -15,25 +15,23 @@ import numpy as np
 log = logging.getLogger(__name__)
 
 
-def choose_gate(cfg, rows, labels, groups, features, C: float, threshold: float, score) -> dict:
-    """{chosen, candidates: [{gate, parsed, f1, precision, recall}]}, the candidates the encoder P
+def choose_gate(cfg, rows, features, base_oof, oof_at, threshold: float, score) -> dict:
+    """{chosen, ungated, candidates: [{gate, parsed, f1, precision, recall}]}, the candidates the encoder P
     quantiles that leave `gate.parsed` shares of the selection pairs parsed; chosen None when no
-    candidate keeps the F1 (or the model lacks the encoder or the alignment). `score(oof, t)` -> P/R/F1 of
-    the selection pairs, as the grid counts them."""
-    from train.contradiction import out_of_fold
-
+    candidate keeps the F1 (or the model lacks the encoder or the alignment). `base_oof`: the chosen
+    cell's out-of-fold probabilities (every pair parsed); `oof_at(gate)`: the same folds with the pairs
+    under `gate` unparsed; `score(oof, t)` -> P/R/F1 of the selection pairs, as the grid counts them."""
     spec = cfg.get("gate") or {}
     shares = sorted((float(x) for x in spec.get("parsed") or []), reverse=True)
     if "encoder" not in features or len(features) == 1 or not shares:
         return {"chosen": None, "candidates": []}
-    folds, seed = int(cfg.cv.folds), int(cfg.seed)
-    base = score(out_of_fold(rows, labels, groups, features, C, folds, seed), threshold)
+    base = score(base_oof, threshold)
     enc = np.array([r["encoder_p"] for r in rows])
     # each model's encoder has its own scale: a candidate is the encoder P above which that share lies
     candidates = list(dict.fromkeys(float(np.quantile(enc, 1 - x)) for x in shares))
     out, chosen = [], None
     for g in candidates:
-        cv = score(out_of_fold(rows, labels, groups, features, C, folds, seed, gate=g), threshold)
+        cv = score(oof_at(g), threshold)
         out.append({"gate": g, "parsed": float((enc >= g).mean()), **cv})
         log.info("gate %.3f: %.1f%% of the selection pairs parsed, CV F1 %.3f (ungated %.3f)",
                  g, 100 * out[-1]["parsed"], cv["f1"], base["f1"])
