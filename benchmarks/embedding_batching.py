@@ -27,7 +27,7 @@ def main(argv=None) -> dict:
 
     from data_prep.consistency import read_consistency
     from models.entailment import EmbeddingScorer
-    from models.entailment_structure import split_sentences
+    from models.entailment.structure import split_sentences
 
     examples, _ = read_consistency(a.data, "dev")
     refs = {tuple(e["premise_tokens"]) for e in examples}

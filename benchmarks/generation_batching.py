@@ -37,12 +37,10 @@ def build_parser(a, cfg):
     if ckpt is not None:
         print(f"model: trained checkpoint {ckpt}")
         return QASemParser.from_pretrained(ckpt, device="cpu"), f"checkpoint {ckpt}"
-    from omegaconf import OmegaConf
+    from models.parser.seq2seq_model import build_model, build_tokenizer
+    from train.parser import qa_format_of
 
-    from models.qa_format import get_format
-    from models.seq2seq import build_model, build_tokenizer
-
-    fmt = get_format(OmegaConf.to_container(cfg.format, resolve=True) if OmegaConf.is_config(cfg.format) else cfg.format)
+    fmt = qa_format_of(cfg)
     tok = build_tokenizer(cfg.model, fmt)
     model = build_model(cfg.model, tok)
     print(f"model: fresh (untrained) {a.model}: rows rarely stop before max_new_tokens "

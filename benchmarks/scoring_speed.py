@@ -60,7 +60,7 @@ def load(entailment: str, parser: str | None, detector: str | None):
     if structure is None:
         raise SystemExit(f"{entailment}: no reference structure (a lexical checkpoint has no neural path to speed up)")
     if parser or detector:
-        from models.entailment_structure import ReferenceStructure
+        from models.entailment.structure import ReferenceStructure
 
         scorer.structure = ReferenceStructure.from_pretrained(parser or structure.paths["parser"],
                                                               detector or structure.paths["detector"],

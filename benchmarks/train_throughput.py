@@ -41,7 +41,7 @@ def spread(batches: list, k: int) -> list:
 
 def trainer_batches(records, fmt, tok, model, cfg, batch_size, seed):
     from common.data import tokenize
-    from train.seq2seq_trainer import IndexedCollator
+    from train.parser.seq2seq_trainer import IndexedCollator
 
     ds = tokenize(records, fmt, tok, int(cfg.max_source_length), int(cfg.max_target_length))
     rows = ds.to_list()
@@ -105,12 +105,11 @@ def main(argv=None) -> dict:
     a = ap.parse_args(argv)
     start_run(a)
 
-    from models.qa_format import get_format
-    from models.seq2seq import build_model, build_tokenizer
-    from omegaconf import OmegaConf
+    from models.parser.seq2seq_model import build_model, build_tokenizer
+    from train.parser import qa_format_of
 
     cfg = compose_parser_config([f"model={a.model}", "data=offline", *a.override])
-    fmt = get_format(OmegaConf.to_container(cfg.format, resolve=True) if OmegaConf.is_config(cfg.format) else cfg.format)
+    fmt = qa_format_of(cfg)
     targs = cfg.trainer.args
     batch_size = a.batch_size or int(targs.per_device_train_batch_size)
     bf16 = bool(targs.get("bf16", False))

@@ -13,7 +13,7 @@ from pathlib import Path
 from datasets import Dataset
 
 from data_prep.records import read_jsonl
-from models.qa_format import QAFormat
+from models.parser.qa_format import QAFormat
 
 log = logging.getLogger(__name__)
 

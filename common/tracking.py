@@ -1,15 +1,12 @@
 """W&B glue shared by the entry points: one run per job, the resolved config without secrets."""
 from __future__ import annotations
 
-import logging
 import os
 from typing import Any
 
 from omegaconf import DictConfig, OmegaConf
 
 from common.secrets import mask_config, masked_argv
-
-log = logging.getLogger(__name__)
 
 
 def redact(obj: Any) -> Any:

@@ -100,9 +100,16 @@ def slots_from_row(row: dict, question: str) -> dict:
     return slots
 
 
-def add_qa(qas: dict, row: dict, question: str, spans: list, texts: list) -> bool:
-    """Add one QA row to `qas` (question -> QA); a repeated question merges its answers.
-    Returns True when the question was already there."""
+def add_qa(qas: dict, row: dict, question: str, tokens: list[str], where: str, skipped: SkipCounter) -> bool:
+    """Add one QA row to `qas` (question -> QA); a repeated question merges its answers; a row without a
+    usable answer is counted in `skipped` and adds nothing. Returns True when the question was already there."""
+    parsed = parse_answers(row, tokens, where, skipped)
+    if parsed is None:
+        return False
+    spans, texts = parsed
+    if not spans:
+        skipped.skip("qa_without_usable_answer", where)
+        return False
     if question in qas:
         qa = qas[question]
         for s, t in zip(spans, texts):

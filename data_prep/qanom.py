@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from data_prep.csv_qas import add_qa, parse_answers, read_csv_rows
+from data_prep.csv_qas import add_qa, read_csv_rows
 from data_prep.records import SkipCounter
 
 COLUMNS = ("qasrl_id", "sentence", "target_idx", "noun", "is_verbal", "verb_form", "question",
@@ -55,16 +55,6 @@ def read_qanom(path: str | Path, split: str, source: str = "qanom"):
             if row["answer_range"].strip():
                 skipped.skip("answer_without_question", where)
             continue  # a predicate with no arguments: the record stays, its qas may stay empty
-        parsed = parse_answers(row, tokens, where, skipped)
-        if parsed is None:
-            continue
-        spans, texts = parsed
-        if not spans:
-            skipped.skip("qa_without_usable_answer", where)
-            continue
-        merged += add_qa(rec["qas"], row, question, spans, texts)
-    records = []
-    for rec in preds.values():
-        rec["qas"] = list(rec["qas"].values())
-        records.append(rec)
+        merged += add_qa(rec["qas"], row, question, tokens, where, skipped)
+    records = [dict(rec, qas=list(rec["qas"].values())) for rec in preds.values()]
     return records, list(candidates.values()), skipped, len(sentences), merged

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from data_prep.csv_qas import add_qa, parse_answers, read_csv_rows
+from data_prep.csv_qas import add_qa, read_csv_rows
 from data_prep.records import DataFormatError, SkipCounter
 from data_prep.verb_forms import verb_stem
 
@@ -55,17 +55,7 @@ def read_qasrl_gs(gs_dir: str | Path, split: str, data_dir: str | Path | None = 
             if not question:
                 skipped.skip("empty_question", where)
                 continue
-            parsed = parse_answers(row, tokens, where, skipped)
-            if parsed is None:
-                continue
-            spans, texts = parsed
-            if not spans:
-                skipped.skip("qa_without_usable_answer", where)
-                continue
-            merged += add_qa(rec["qas"], row, question, spans, texts)
-    records = []
-    for rec in preds.values():
-        rec["qas"] = list(rec["qas"].values())
-        records.append(rec)
+            merged += add_qa(rec["qas"], row, question, tokens, where, skipped)
+    records = [dict(rec, qas=list(rec["qas"].values())) for rec in preds.values()]
     n_sentences = len({r["sentence_id"] for r in records})
     return records, skipped, n_sentences, merged

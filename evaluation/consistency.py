@@ -2,7 +2,7 @@
 python -m evaluation.consistency parser=DIR entailment=DIR detector=DIR reference=REF.txt generated=GEN.txt
 python -m evaluation.consistency parser=DIR entailment=DIR detector=DIR pairs=PAIRS.jsonl
 
-Writes into the run dir: reports.jsonl (one report per pair, see models/consistency.py),
+Writes into the run dir: reports.jsonl (one report per pair, see models/consistency/pipeline.py),
 report.html (the generated text with predicates and unsupported answers highlighted, the QAs
 under each predicate) and summary.json (pairs, mean score, statuses)."""
 from __future__ import annotations
@@ -15,7 +15,7 @@ from pathlib import Path
 import hydra
 from omegaconf import DictConfig
 
-from models.consistency_input import pair_problems
+from models.consistency.inputs import pair_problems
 from models.progress import run_with_summary
 
 log = logging.getLogger(__name__)

@@ -1,4 +1,4 @@
-"""The copular-fact rule (models/copula.py) against the QASemConsistency copula QAs:
+"""The copular-fact rule (models/consistency/copula.py) against the QASemConsistency copula QAs:
 
     python -m evaluation.copula [split=dev] [paths.data_dir=DIR] hydra.run.dir=D
 
@@ -27,7 +27,7 @@ from data_prep.records import write_jsonl
 from data_prep.verb_forms import inflection_rows
 from evaluation.consistency_benchmark import load_responses
 from metrics.qasrl import evaluate_records, iou
-from models.copula import BE_FORMS, Lexicon, copular_records
+from models.consistency.copula import BE_FORMS, Lexicon, copular_records
 from models.progress import run_with_summary
 
 log = logging.getLogger(__name__)

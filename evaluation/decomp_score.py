@@ -68,7 +68,7 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
     lexicon = None
     if cfg.get("copulas") and cfg.parser:  # the GS predicates are given, so no detector: the table from the data dir
         from data_prep.verb_forms import inflection_rows
-        from models.copula import Lexicon
+        from models.consistency.copula import Lexicon
 
         lexicon = Lexicon.from_table(inflection_rows(hydra.utils.to_absolute_path(cfg.paths.data_dir)))
     pipe = ConsistencyPipeline.from_pretrained(cfg.entailment, parser=cfg.parser or None, device=cfg.get("device"),

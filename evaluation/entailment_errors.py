@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 
 from data_prep.records import read_jsonl
-from models.entailment_features import content_words
+from models.entailment.features import content_words
 
 KINDS = ("annotation disagreement", "predicate error", "extrinsic", "intrinsic")
 

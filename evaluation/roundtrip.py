@@ -16,7 +16,7 @@ from typing import Iterable, Mapping
 from data_prep.records import read_jsonl
 from evaluation.qasrl import add_matching_args
 from metrics.qasrl import evaluate_records
-from models.qa_format import PRESETS, get_format, prediction_record
+from models.parser.qa_format import PRESETS, get_format, prediction_record
 
 
 def roundtrip_predictions(records: Iterable[Mapping], fmt) -> tuple[list[dict], dict]:

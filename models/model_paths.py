@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from models.checkpoint import is_hub_id
+
 MINILM = "minilm"
 MPNET = "mpnet"
 # the Hub models the offline names stand for (a model card's base_model)
@@ -21,8 +23,6 @@ def minilm_path() -> str:
 def base_model_id(name: str | None) -> str | None:
     """The Hub id a configured model name stands for (a card's base_model): the offline names'
     models, a Hub id itself, else None (a local folder names no public model)."""
-    from models.checkpoint import is_hub_id
-
     if name in HUB_IDS:
         return HUB_IDS[name]
     return str(name) if name and is_hub_id(name) else None

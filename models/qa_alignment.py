@@ -7,7 +7,7 @@ pair the answers are compared: the same words, overlapping, or disjoint, and whe
 (digits or number words), years and capitalised names on both sides differ. The entailment
 classifier's P(supported) of each QA against the other text, in both directions, comes with it.
 
-Used by the self-contradiction scorer (models/contradiction.py) and meant for the entailment
+Used by the self-contradiction scorer (models/contradiction/model.py) and meant for the entailment
 classifier's structure features: one module for both.
 """
 from __future__ import annotations
@@ -129,18 +129,3 @@ def align(qas_a: Sequence[dict], qas_b: Sequence[dict], tokens_a: Sequence[str],
                         "negation_differs": qa["is_negated"] != qb["is_negated"],
                         **answer_relation(tokens_a[sa:ea], tokens_b[sb:eb], sa, sb)})
     return out
-
-
-def entailment_both_ways(scorer, qas_a: Sequence[dict], qas_b: Sequence[dict], tokens_a: Sequence[str],
-                         tokens_b: Sequence[str], context: Sequence[str] = ()) -> tuple[list[float], list[float]]:
-    """P(supported) of each QA of A against context + B, and of each QA of B against context + A."""
-    from models.entailment import score_qas  # models.entailment imports this module (structure features)
-
-    def score(qas, premise):
-        if not qas:
-            return []
-        hyps = [f"{q['question'].strip()} {q['answer'].strip()}" for q in qas]
-        return score_qas(scorer, list(premise), hyps, [q["answer"] for q in qas],
-                         [q.get("predicate_index") for q in qas])
-
-    return score(qas_a, [*context, *tokens_b]), score(qas_b, [*context, *tokens_a])

@@ -3,8 +3,8 @@ of the sentence, and an answer ends only at a word boundary."""
 import torch
 from transformers import AutoTokenizer
 
-from models.answer_copy import AnswerCopyProcessor, SentenceIndex
-from models.seq2seq import resolve_name
+from models.parser.answer_copy import AnswerCopyProcessor, SentenceIndex
+from models.parser.seq2seq_model import resolve_name
 
 
 def test_sentence_index_continuations():

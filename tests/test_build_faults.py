@@ -145,7 +145,7 @@ def test_skip_reasons_are_named_and_their_examples_go_into_stats(data_dir, tmp_p
 def test_training_on_a_missing_release_stops_before_any_model_loads(data_dir, tmp_path, monkeypatch):
     """data=joint_release needs Bank train, which the offline copy lacks: the error names the
     raw file and the download command, and nothing is built or loaded."""
-    import train.span_parser as span_trainer
+    import train.parser.span as span_trainer
     from train.parser import train
 
     def no_model(*a, **k):

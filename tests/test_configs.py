@@ -172,7 +172,7 @@ def test_t5xl_experiment_is_the_published_recipe():
     assert str(args.get("optim") or "adamw_torch").startswith("adamw")
     fmt = cfg.format
     if OmegaConf.is_config(fmt):
-        from models.qa_format import get_format
+        from models.parser.qa_format import get_format
 
         assert get_format(OmegaConf.to_container(fmt, resolve=True)) == get_format("qasem_parser")
     else:

@@ -10,7 +10,7 @@ from evaluation.decomp_score import decomp_metrics, sentence_pairs
 from models.consistency import ConsistencyPipeline
 from models.entailment import LexicalScorer, StackedScorer, save_format
 from models.parser import decode_texts
-from models.qa_format import get_format
+from models.parser.qa_format import get_format
 from models.text import as_sentences, as_tokens, script_warnings, tokenize_sentences
 
 

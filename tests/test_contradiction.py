@@ -1,5 +1,5 @@
 """Self-contradiction at the level of facts: QA alignment (models/qa_alignment.py), the pair
-analysis and its statuses (models/contradiction.py), the ChatProtect reader, and train.contradiction
+analysis and its statuses (models/contradiction/model.py), the ChatProtect reader, and train.contradiction
 + evaluation.contradiction end to end with scripted models (no weights)."""
 import json
 import subprocess
@@ -138,9 +138,10 @@ def _pairs_file(path: Path) -> Path:
 @pytest.fixture()
 def scripted(monkeypatch):
     import models.contradiction as mc
-    import train.contradiction as tc
+    import models.contradiction.model as mcm
+    import train.contradiction.run as tc
 
-    for module in (mc, tc):
+    for module in (mc, mcm, tc):
         monkeypatch.setattr(module, "load_components", lambda *a, **k: MODELS)
 
 

@@ -1,4 +1,4 @@
-"""The contradiction pair encoder (models/pair_encoder.py): its inputs and context, train.contradiction
+"""The contradiction pair encoder (models/contradiction/pair_encoder.py): its inputs and context, train.contradiction
 with a tiny random encoder (out-of-fold scores, the stacker over both signals, the saved folder),
 evaluation.contradiction's basis and explanations, and a pair with no predicate scored by the encoder."""
 import json
@@ -15,9 +15,10 @@ TINY = ("encoder.random_config={model_type: bert, hidden_size: 32, num_hidden_la
 @pytest.fixture()
 def scripted(monkeypatch):
     import models.contradiction as mc
-    import train.contradiction as tc
+    import models.contradiction.model as mcm
+    import train.contradiction.run as tc
 
-    for module in (mc, tc):
+    for module in (mc, mcm, tc):
         monkeypatch.setattr(module, "load_components", lambda *a, **k: MODELS)
 
 
@@ -25,7 +26,7 @@ def _tiny_encoder(**kw):
     from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
 
     from models.model_paths import minilm_path
-    from models.pair_encoder import PairEncoder
+    from models.contradiction.pair_encoder import PairEncoder
 
     tok = AutoTokenizer.from_pretrained(minilm_path())
     model = BertForSequenceClassification(BertConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2,
@@ -97,7 +98,7 @@ def test_train_with_an_encoder_then_evaluate(tmp_path, scripted):
 
 
 def test_encoder_alone_needs_no_parser(tmp_path, monkeypatch):
-    import train.contradiction as tc
+    import train.contradiction.run as tc
     from evaluation.contradiction import run
 
     def no_models(*a, **k):
@@ -119,9 +120,11 @@ def test_encoder_alone_needs_no_parser(tmp_path, monkeypatch):
 
     # given the components, the flagged pairs are aligned to say which fact conflicts (the score stays the encoder's)
     import models.contradiction as mc
+    import models.contradiction.model as mcm
     from test_contradiction import MODELS
 
-    monkeypatch.setattr(mc, "load_components", lambda *a, **k: MODELS)
+    for module in (mc, mcm):
+        monkeypatch.setattr(module, "load_components", lambda *a, **k: MODELS)
     out = tmp_path / "D3"
     summary = run(compose_cfg("eval_contradiction", [f"contradiction={tmp_path / 'R' / 'contradiction'}", f"pairs={pairs}",
                                                      "parser=P", "detector=D", "entailment=E", "html=false",
@@ -144,7 +147,7 @@ def test_encoder_folds_need_two_when_a_selection_file_trains_it(tmp_path, script
 
 
 def test_symmetric_scoring_is_the_mean_of_both_orders(tmp_path):
-    from models.pair_encoder import PairEncoder
+    from models.contradiction.pair_encoder import PairEncoder
 
     enc = _tiny_encoder(context="prompt")
     pairs = [{"group": "x", "a": "He won in 1990 .", "b": "He lost in 1991 ."}]
@@ -158,7 +161,7 @@ def test_symmetric_scoring_is_the_mean_of_both_orders(tmp_path):
 def test_the_scorer_is_pushed_and_loads_by_hub_id(tmp_path, hub, monkeypatch):
     """hub=push publishes R/contradiction (model + encoder/) with a card; loading the Hub id gives
     the same scores as the local folder."""
-    import train.contradiction as tc
+    import train.contradiction.run as tc
     from models.contradiction import ContradictionModel, add_encoder_scores, analyse_pairs, encoder_probs
 
     monkeypatch.setattr(tc, "load_components", lambda *a, **k: pytest.fail("encoder-only: no components"))
@@ -186,6 +189,7 @@ def test_the_gate_parses_only_the_pairs_the_encoder_scores_high(tmp_path, script
     at the training means; gate=0 parses every pair (the ungated figures); the chosen gate is the
     largest candidate that keeps the CV F1."""
     import models.contradiction as mc
+    import models.contradiction.model as mcm
     from evaluation.contradiction import run
     from train.contradiction import train
 
@@ -211,7 +215,8 @@ def test_the_gate_parses_only_the_pairs_the_encoder_scores_high(tmp_path, script
     parsed = []
     real = mc.analyse_pairs
     monkey = pytest.MonkeyPatch()
-    monkey.setattr(mc, "analyse_pairs", lambda ps, *m: parsed.append(len(ps) if m else 0) or real(ps, *m))
+    for module in (mc, mcm):
+        monkey.setattr(module, "analyse_pairs", lambda ps, *m: parsed.append(len(ps) if m else 0) or real(ps, *m))
     ctr = [f"contradiction={tmp_path / 'R' / 'contradiction'}", f"pairs={pairs}", "html=false", *ckpt]
     try:
         gated = run(compose_cfg("eval_contradiction", ctr), tmp_path / "D1")  # the model's gate 1.0: every pair gated
@@ -221,10 +226,10 @@ def test_the_gate_parses_only_the_pairs_the_encoder_scores_high(tmp_path, script
     preds = [json.loads(x) for x in (tmp_path / "D1" / "predictions.jsonl").read_text().splitlines()]
     p = preds[1]
     assert p["conflicts"] == [] and "under the gate" in p["messages"][-1]
-    x = [(m if f != "encoder" else mc.math.log(p["encoder_p"] / (1 - p["encoder_p"]))) for f, m in
+    x = [(m if f != "encoder" else mcm.math.log(p["encoder_p"] / (1 - p["encoder_p"]))) for f, m in
          zip(model.features, model.mean)]
-    z = ((mc.np.array(x) - model.mean) / model.std) @ model.coef + model.intercept
-    assert p["p_contradiction"] == pytest.approx(1 / (1 + mc.math.exp(-z)), abs=1e-6)
+    z = ((mcm.np.array(x) - model.mean) / model.std) @ model.coef + model.intercept
+    assert p["p_contradiction"] == pytest.approx(1 / (1 + mcm.math.exp(-z)), abs=1e-6)
 
     exact = run(compose_cfg("eval_contradiction", [*ctr, "gate=0"]), tmp_path / "D0")
     assert exact["gate"] is None and exact["basis"] == {"encoder+alignment": 20, "encoder": 1}

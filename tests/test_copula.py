@@ -1,9 +1,9 @@
-"""Copular facts (models/copula.py): which forms of "be" are copulas, their subject and attributes,
+"""Copular facts (models/consistency/copula.py): which forms of "be" are copulas, their subject and attributes,
 the defined behaviour of the hard cases, the pipeline's copular predicates, and the rule on the
 real benchmark's dev copula QAs (evaluation.copula)."""
 import pytest
 
-from models.copula import Lexicon, copular_records
+from models.consistency.copula import Lexicon, copular_records
 
 LEX = Lexicon({"arrested", "running", "known", "typed", "played", "acted", "found"},
               {"runs", "expresses", "acted", "has", "lives", "says", "played"})

@@ -242,8 +242,8 @@ def _untied_t5_checkpoint(folder: Path) -> Path:
     from safetensors.torch import save_file
     from transformers import T5Config, T5ForConditionalGeneration
 
-    from models.qa_format import get_format
-    from models.seq2seq import build_tokenizer
+    from models.parser.qa_format import get_format
+    from models.parser.seq2seq_model import build_tokenizer
 
     tok = build_tokenizer(OmegaConf.create({"kind": "tiny_t5", "tokenizer": "minilm"}), get_format("qasem_parser"))
     config = T5Config(vocab_size=len(tok), d_model=16, d_kv=4, d_ff=32, num_layers=1, num_heads=2,
@@ -265,7 +265,7 @@ def _untied_t5_checkpoint(folder: Path) -> Path:
 @pytest.mark.slow
 def test_zero3_keeps_untied_lm_head_of_pretrained_t5(tmp_path_factory):
     """Under zero.Init transformers 5.24 ties FLAN-T5's own LM head to the embedding (and on CPU the
-    load fails); models.seq2seq.full_weights_load loads outside it."""
+    load fails); models.parser.seq2seq_model.full_weights_load loads outside it."""
     from safetensors.torch import load_file
 
     ckpt = _untied_t5_checkpoint(tmp_path_factory.mktemp("untied") / "ckpt")

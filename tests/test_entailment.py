@@ -80,7 +80,7 @@ def test_best_threshold_equals_the_exhaustive_search():
 
 
 def test_group_folds_keep_references_whole_and_are_seeded():
-    from train.entailment import group_folds
+    from train.entailment.data import group_folds
 
     rows = [{"group_id": f"doc{i % 17}", "supported": int(i % 3 != 0)} for i in range(200)]
     folds = group_folds(rows, 5, seed=13)
@@ -196,21 +196,13 @@ def test_every_entailment_config_composes():
         assert first.startswith("# ") and "python -m" in first, p
 
 
-def test_split_modules_keep_the_old_names():
-    """models.entailment re-exports checkpoint I/O and the lexical signals; train.entailment the
-    helpers that moved beside it; the config names the learning rate as TrainingArguments does."""
-    import models.entailment_features as F
-    import models.entailment_io as IO
-    import train.entailment as T
-    from train import entailment_data, entailment_resume, entailment_stacker
+def test_the_package_exports_checkpoint_io_and_the_config_names_the_learning_rate():
+    """models.entailment exports checkpoint I/O (the lexical signals stay in models.entailment.features);
+    the config names the learning rate as TrainingArguments does."""
+    import models.entailment.io as IO
 
     for name in ("FORMAT_FILE", "save_format", "load_format", "load_scorer", "load_stacked"):
         assert getattr(E, name) is getattr(IO, name)
-    for name in ("STACK_FEATURES", "STOPWORDS", "as_words", "norm_word", "content_words", "lexical_features",
-                 "split_hypothesis"):
-        assert getattr(E, name) is getattr(F, name)
-    assert T.group_folds is entailment_data.group_folds and T.STAGE_FILE == entailment_resume.STAGE_FILE
-    assert T.fit_stacker is entailment_stacker.fit_stacker
     cfg = _compose("train_entailment", ["optim.learning_rate=1e-4"])
     assert cfg.optim.learning_rate == 1e-4 and cfg.synthetic.optim.learning_rate == 5e-5
     assert "lr" not in cfg.optim and "lr" not in cfg.synthetic.optim
@@ -385,7 +377,7 @@ def test_synthetic_set_is_balanced_deterministic_and_train_only(tmp_path):
 
 
 def test_hub_push_writes_card_and_pushes_best_folder(tmp_path, monkeypatch):
-    import common.hub as hub
+    import train.entailment.run as hub  # the module that pushes
     from train.entailment import train
 
     pushed = []
@@ -399,7 +391,8 @@ def test_hub_push_writes_card_and_pushes_best_folder(tmp_path, monkeypatch):
 
 
 def test_a_killed_run_resumes_its_finished_stages_and_ends_the_same(tmp_path):
-    from train.entailment import STAGE_FILE, train
+    from train.entailment import train
+    from train.entailment.resume import STAGE_FILE
 
     over = ["classifier=tiny", f"data.train_file={FIXTURE}", "cv.folds=2", "optim.max_steps=2", "optim.batch_size=4"]
     first = train(_compose("train_entailment", over), tmp_path)
@@ -435,7 +428,8 @@ def test_a_stage_killed_midway_resumes_from_its_trainer_checkpoint(tmp_path):
 
 def test_synthetic_pretraining_stage_saves_a_checkpoint_and_is_reused(tmp_path):
     from data_prep.records import write_jsonl
-    from train.entailment import STAGE_FILE, train
+    from train.entailment import train
+    from train.entailment.resume import STAGE_FILE
 
     syn = tmp_path / "synthetic.jsonl"
     write_jsonl(syn, [{"premise": "The mayor opened a new bridge in York on Monday .", "hypothesis": f"{q} {a}",

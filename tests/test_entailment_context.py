@@ -4,7 +4,7 @@ or by the question's verb; batched and one-predicate-at-a-time scoring agree."""
 import pytest
 
 from models.entailment import StackedScorer, predicate_keys
-from models.entailment_features import CONTEXT_FEATURES, add_context_features, question_verb_key
+from models.entailment.features import CONTEXT_FEATURES, add_context_features, question_verb_key
 
 PREMISE = "The council approved the budget on Tuesday and met the mayor on Monday ."
 FEATURES = ["lex_content", "ctx_lex_content", "ctx_lex_raw"]

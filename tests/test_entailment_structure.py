@@ -1,8 +1,8 @@
-"""Structure features of the QA-entailment classifier (models/entailment_structure.py): a
+"""Structure features of the QA-entailment classifier (models/entailment/structure.py): a
 hypothesis QA checked against the reference's own QAs, with scripted models (no weights)."""
 import pytest
 
-from models.entailment_structure import NEUTRAL, ReferenceStructure, split_sentences
+from models.entailment.structure import NEUTRAL, ReferenceStructure, split_sentences
 from test_contradiction import RuleParser
 
 
@@ -133,7 +133,7 @@ def test_stacked_scorer_uses_them_and_records_its_parser(structure):
 def test_train_chooses_by_cv_and_saves_the_parser_reference(tmp_path, monkeypatch):
     import json
 
-    import models.entailment_structure as es
+    import models.entailment.structure as es
     from parser_helpers import compose_cfg
     from test_entailment import FIXTURE
     from train.entailment import train

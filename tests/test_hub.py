@@ -50,7 +50,7 @@ def tiny_model():
 @pytest.fixture()
 def checkpoint(tmp_path, tiny_model) -> Path:
     """A saved tiny T5 with the files a parser checkpoint carries."""
-    from models.qa_format import get_format, save_format
+    from models.parser.qa_format import get_format, save_format
 
     folder = tmp_path / "best"
     tiny_model.save_pretrained(folder)
@@ -143,7 +143,7 @@ def test_pushed_checkpoint_downloads_and_loads(hub, checkpoint, tiny_model, tmp_
 
     from models.checkpoint import checkpoint_folder
     from models.parser import FORMAT_FILE
-    from models.qa_format import get_format, load_format
+    from models.parser.qa_format import get_format, load_format
     from common.hub import push_folder
 
     endpoint, store = hub

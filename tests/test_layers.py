@@ -1,6 +1,7 @@
 """The layers point one way (README, Layout): data_prep/ and metrics/ at the bottom, models/ above
 them, common/ above models/, train/ and evaluation/ above that (never importing each other), then
-benchmarks/. Checked on every import statement of every module, lazy ones inside functions included."""
+benchmarks/; and no module imports itself through any chain of imports. Checked on every import statement of
+every module, lazy ones inside functions included."""
 import ast
 from pathlib import Path
 
@@ -33,3 +34,91 @@ def test_no_module_imports_a_layer_above_or_beside_it(package):
     bad = [f"{p.relative_to(ROOT)}:{line} imports {name}" for p in sorted((ROOT / package).rglob("*.py"))
            for name, line in imported_packages(p) if name in FORBIDDEN[package]]
     assert not bad, "\n".join(bad)
+
+
+# ---------------------------------------------------------------------------- import cycles
+PACKAGES = ("data_prep", "metrics", "models", "common", "train", "evaluation", "benchmarks")
+
+
+def module_graph(root: Path, packages=PACKAGES) -> dict[str, set[str]]:
+    """module -> the project modules it imports (lazy imports inside functions included). `from a.b import c`
+    points at a.b.c where that is a module, else at a.b (a package points at its __init__)."""
+    names = {".".join(p.relative_to(root).with_suffix("").parts).removesuffix(".__init__"): p
+             for pkg in packages for p in (root / pkg).rglob("*.py")}
+    graph = {}
+    for name, path in names.items():
+        out = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                out |= {a.name for a in node.names if a.name in names}
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                subs = {f"{node.module}.{a.name}" for a in node.names} & names.keys()
+                out |= subs or ({node.module} & names.keys())
+                if node.module in names and len(subs) < len(node.names):
+                    out.add(node.module)  # names taken from the module itself, beside its submodules
+        graph[name] = out - {name}
+    return graph
+
+
+def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """One cycle per strongly connected group of modules that import each other (Tarjan), as a path a -> .. -> a."""
+    index, low, stack, on, groups = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            group = set()
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                group.add(w)
+                if w == v:
+                    break
+            if len(group) > 1:
+                groups.append(group)
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    cycles = []
+    for group in groups:  # a shortest way back to the group's first module, through the group
+        start = min(group)
+        paths, seen = [[start]], {start}
+        while paths:
+            path = paths.pop(0)
+            nxt = sorted(graph[path[-1]] & group)
+            if start in nxt:
+                cycles.append(path + [start])
+                break
+            for w in nxt:
+                if w not in seen:
+                    seen.add(w)
+                    paths.append(path + [w])
+    return cycles
+
+
+def test_no_module_imports_itself_through_a_chain():
+    cycles = import_cycles(module_graph(ROOT))
+    assert not cycles, "import cycles:\n" + "\n".join(" -> ".join(c) for c in cycles)
+
+
+def test_a_planted_cycle_is_found_and_named(tmp_path):
+    (tmp_path / "models" / "fam").mkdir(parents=True)
+    (tmp_path / "models" / "__init__.py").write_text("")
+    (tmp_path / "models" / "fam" / "__init__.py").write_text("from models.fam.a import f\n")
+    (tmp_path / "models" / "fam" / "a.py").write_text("def f():\n    from models.fam.b import g\n")
+    (tmp_path / "models" / "fam" / "b.py").write_text("from models.fam import a\nfrom models import text\n")
+    (tmp_path / "models" / "text.py").write_text("import models.fam\n")
+    graph = module_graph(tmp_path, ("models",))
+    assert graph["models.fam.b"] == {"models.fam.a", "models.text"}  # `from models.fam import a`: the submodule
+    assert import_cycles(graph) == [["models.fam", "models.fam.a", "models.fam.b", "models.text", "models.fam"]]
+    (tmp_path / "models" / "text.py").write_text("")
+    assert import_cycles(module_graph(tmp_path, ("models",))) == [["models.fam.a", "models.fam.b", "models.fam.a"]]

@@ -105,10 +105,10 @@ def test_eval_predictions_come_back_with_their_record_index(tmp_path):
     from transformers import Seq2SeqTrainingArguments
 
     from models.parser import QASemParser
-    from models.qa_format import get_format
-    from models.seq2seq import build_model, build_tokenizer
+    from models.parser.qa_format import get_format
+    from models.parser.seq2seq_model import build_model, build_tokenizer
     from common.data import SAMPLE_DIR, load_split, tokenize
-    from train.seq2seq_trainer import IndexedCollator, ParserTrainer
+    from train.parser.seq2seq_trainer import IndexedCollator, ParserTrainer
 
     cfg = OmegaConf.load(ROOT / "conf" / "model" / "tiny_t5.yaml")
     fmt = get_format("qasem_parser")

@@ -13,12 +13,12 @@ import pytest
 import torch
 from hydra import compose, initialize_config_dir
 
-from models.predicates import (CONFIG_FILE, LABELS, VERB_FORMS_FILE, PredicateDetector, VerbForms, decide, owners,
-                               word_pieces)
-from train import predicates as TP
-from train.predicate_data import IGNORE, build_verb_forms, load_data
-from train.predicate_eval import detection_metrics, evaluate, threshold_for_best_f1
-from train.predicate_trainer import TokenLabelCollator, masked_bce
+from models.predicates.detector import (CONFIG_FILE, LABELS, VERB_FORMS_FILE, PredicateDetector, VerbForms, decide, owners,
+                                        word_pieces)
+from train.predicates import run as TP
+from train.predicates.data import IGNORE, build_verb_forms, load_data
+from train.predicates.scores import detection_metrics, evaluate, threshold_for_best_f1
+from train.predicates.trainer import TokenLabelCollator, masked_bce
 
 from conftest import real_data_dir
 from hub_server import run_hub_server, use_hub_endpoint
@@ -84,7 +84,7 @@ def test_thresholds_and_decisions_by_hand():
 
 def _grid_loop(scores, gold):
     """The hand-written loop threshold_for_best_f1 replaced: its reference."""
-    from train.predicate_eval import prf
+    from train.predicates.scores import prf
 
     if not any(gold):
         return 0.5
@@ -116,7 +116,7 @@ def test_windows_and_collator_pad_ids_and_label_pairs():
     from transformers import AutoTokenizer
 
     from models.model_paths import resolve_model_path
-    from train.predicate_data import encode_training
+    from train.predicates.data import encode_training
 
     tok = AutoTokenizer.from_pretrained(resolve_model_path("minilm"))
     items = [{"tokens": ["Investigations", "were", "suspended"], "labels": [[IGNORE, 1], [0, IGNORE], [1, 0]]},
@@ -140,7 +140,7 @@ def test_windows_and_collator_pad_ids_and_label_pairs():
 def test_default_config_builds_its_training_arguments(data_dir, tmp_path):
     """The shipped trainer.args are TrainingArguments fields and build on this machine (use_cpu null:
     cpu when there is no cuda, with bf16 autocast); checkpoints are saved at each evaluation."""
-    from train.predicate_trainer import training_arguments
+    from train.predicates.trainer import training_arguments
 
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         cfg = compose(config_name="train_predicates")

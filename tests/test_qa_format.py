@@ -1,5 +1,5 @@
-"""QA text formats (models/qa_format.py), answer alignment (models/answer_alignment.py), question
-slots (models/question_slots.py) and the format round trip (evaluation/roundtrip.py), on small
+"""QA text formats (models/parser/qa_format.py), answer alignment (models/parser/answer_alignment.py), question
+slots (models/parser/question_slots.py) and the format round trip (evaluation/roundtrip.py), on small
 hand-written records."""
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import json
 import pytest
 
 from data_prep.records import validate_record
-from models.answer_alignment import Aligner
-from models.qa_format import PRESETS, QAFormat, get_format, prediction_record
-from models.question_slots import (parse_question, slots_to_question, slots_to_slot_string)
+from models.parser.answer_alignment import Aligner
+from models.parser.qa_format import PRESETS, QAFormat, get_format, prediction_record
+from models.parser.question_slots import (parse_question, slots_to_question, slots_to_slot_string)
 
 
 def S(wh, aux="_", subj="_", verb="_", obj="_", prep="_", obj2="_"):
@@ -244,7 +244,7 @@ def test_alignment_does_not_match_inside_a_token():
 
 
 def test_qa_format_still_exports_the_aligner():
-    import models.qa_format as Q
+    import models.parser.qa_format as Q
 
     assert Q.Aligner is Aligner
 

@@ -53,7 +53,7 @@ def test_every_record_is_valid(processed_dir):
 def test_format_ceiling(processed_dir, fmt, name, floor):
     """gold -> text -> decode -> align must reproduce the gold spans (naive alignment: 0.994 / 0.986)."""
     from evaluation.roundtrip import roundtrip
-    from models.qa_format import get_format
+    from models.parser.qa_format import get_format
 
     result = roundtrip(list(read_jsonl(processed_dir / f"{name}.jsonl")), get_format(fmt))
     assert result["ua"]["f1"] >= floor

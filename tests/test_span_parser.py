@@ -31,7 +31,7 @@ def run_train(run_dir, *overrides):
     ({"aux": "_", "verb": "put"}, "put", "PAST"),
 ])
 def test_inflection_class_follows_the_grammar(slots, verb_form, cls):
-    from models.question_templates import inflection_class
+    from models.parser.question_templates import inflection_class
 
     assert inflection_class(slots, verb_form) == cls
 
@@ -41,7 +41,7 @@ def test_templates_round_trip_real_questions_with_their_roles(processed_dir):
     scores) never changes, and the text comes back for nearly every question."""
     from data_prep.records import read_jsonl
     from metrics.roles import qa_role
-    from models.question_templates import build_vocabulary, realise, template_of
+    from models.parser.question_templates import build_vocabulary, realise, template_of
 
     train = list(read_jsonl(processed_dir / "qanom.train.jsonl"))
     templates, table, left_out = build_vocabulary(train)
@@ -58,7 +58,7 @@ def test_templates_round_trip_real_questions_with_their_roles(processed_dir):
 
 # ---------------------------------------------------------------------------- decoding
 def test_decoding_keeps_the_most_probable_of_overlapping_spans():
-    from models.span_parser import decode_spans
+    from models.parser.span import decode_spans
 
     probs = torch.zeros(6, 3)
     probs[0, 1] = 0.9   # words 0-1

@@ -149,10 +149,11 @@ def test_build_is_deterministic_for_a_seed():
 
 def test_train_with_the_synthetic_set_chooses_by_validation_cv(tmp_path, monkeypatch):
     import models.contradiction as mc
-    import train.contradiction as tc
+    import models.contradiction.model as mcm
+    import train.contradiction.run as tc
     from test_contradiction import MODELS, _pairs_file
 
-    for module in (mc, tc):
+    for module in (mc, mcm, tc):
         monkeypatch.setattr(module, "load_components", lambda *a, **k: MODELS)
     pairs = _pairs_file(tmp_path / "pairs.jsonl")
     syn = tmp_path / "syn.jsonl"

@@ -1,4 +1,4 @@
-"""A learning-rate schedule that ends when the time budget does.
+"""The time budget of a run: the stop at `max_train_minutes`, and a learning-rate schedule that ends with it.
 
 With `max_train_minutes`, the Trainer's linear schedule is sized for the configured epochs, which
 a budget on a slow machine never reaches: the run stops with the learning rate still near its peak.
@@ -20,6 +20,24 @@ from transformers import TrainerCallback
 log = logging.getLogger(__name__)
 
 FILE = "budget_schedule.json"
+
+
+class TimeBudgetCallback(TrainerCallback):
+    """Stop after `minutes` of training, with a last evaluation and save, so a run on a shared or
+    slow machine ends on time with its best checkpoint chosen on dev as usual."""
+
+    def __init__(self, minutes: float):
+        self.seconds = 60 * minutes
+        self.start = None
+
+    def on_train_begin(self, args, state, control, **kwargs):
+        self.start = time.monotonic()
+
+    def on_step_end(self, args, state, control, **kwargs):
+        if self.start is not None and time.monotonic() - self.start > self.seconds:
+            control.should_training_stop = True
+            control.should_evaluate = control.should_save = True
+        return control
 
 
 def budget_lambda(warmup: int, start: int, start_factor: float, total: int, floor: float):
@@ -105,8 +123,6 @@ class BudgetScheduleCallback(TrainerCallback):
 def budget_callbacks(cfg) -> list:
     """The time-budget stop of a trainer config's `max_train_minutes` and, with
     `budget_schedule.enabled`, the schedule that ends with it (none without a budget)."""
-    from train.seq2seq_trainer import TimeBudgetCallback
-
     if not cfg.get("max_train_minutes"):
         return []
     out = [TimeBudgetCallback(float(cfg.max_train_minutes))]

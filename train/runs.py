@@ -1,12 +1,13 @@
 """What every trainer shares about its run directory: where it is, and the one resume rule
 (an explicit checkpoint path, else the newest complete checkpoint in <run dir>/checkpoints).
-The directory's lock and configuration check are train/run_guard.py."""
+The directory's lock and configuration check are train/run_guard.py; SaveFilesCallback writes into each checkpoint."""
 from __future__ import annotations
 
 import logging
 from pathlib import Path
 
 from omegaconf import DictConfig
+from transformers import TrainerCallback
 
 from train.run_guard import last_complete_checkpoint
 
@@ -43,3 +44,18 @@ def train_then_evaluate(trainer, cfg: DictConfig) -> tuple[dict, dict]:
         log.info("resuming from %s", checkpoint)
     train_result = trainer.train(resume_from_checkpoint=checkpoint)
     return train_result.metrics, trainer.evaluate()
+
+
+class SaveFilesCallback(TrainerCallback):
+    """Writes {file name: text} into every checkpoint-N folder (the format and parser settings a
+    loader needs), so any checkpoint can be evaluated or published."""
+
+    def __init__(self, files: dict[str, str]):
+        self.files = dict(files)
+
+    def on_save(self, args, state, control, **kwargs):
+        if state.is_world_process_zero:
+            ckpt = Path(args.output_dir) / f"checkpoint-{state.global_step}"
+            if ckpt.is_dir():
+                for name, text in self.files.items():
+                    (ckpt / name).write_text(text)

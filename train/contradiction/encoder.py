@@ -1,0 +1,57 @@
+"""The pair encoder's part of train.contradiction: out-of-fold encoder scores for every selection
+pair, and the final encoder.
+
+A selection pair whose file the encoder also trains on (chatgpt.big) is scored by an encoder that
+never saw its prompt: that file's prompts are split in `encoder.folds` parts, and encoder k trains on
+all the training pairs except part k's, then scores part k. A selection pair of a file the encoder
+never trains on (validation) is scored by the final encoder, trained on all the training pairs.
+The stacker and the threshold are then chosen on scores that are all out of sample, as the test's
+will be. Each encoder is a stage of its own in RUN/encoder/ (train/contradiction/pair_encoder.py: resumable).
+"""
+from __future__ import annotations
+
+import logging
+import random
+from pathlib import Path
+
+from omegaconf import DictConfig
+
+from train.contradiction.pair_encoder import train_stage
+
+log = logging.getLogger(__name__)
+
+
+def prompt_folds(prompts: set[str], folds: int, seed: int) -> dict[str, int]:
+    """Each prompt's encoder fold: prompts shuffled (seeded) and dealt round-robin."""
+    order = sorted(prompts)
+    random.Random(seed).shuffle(order)
+    return {p: i % folds for i, p in enumerate(order)}
+
+
+def encoder_scores(cfg: DictConfig, sel_pairs: list[dict], train_pairs: list[dict], run_dir: Path):
+    """(out-of-sample P(contradiction) of every selection pair, the final encoder, info).
+    Pairs carry `file` (where they were read) and `group` (their prompt)."""
+    enc, seed = cfg.encoder, int(cfg.seed)
+    shared_files = {p["file"] for p in train_pairs} & {p["file"] for p in sel_pairs}
+    folds = int(enc.folds) if shared_files else 0
+    if shared_files and folds < 2:
+        raise ValueError(f"encoder.folds={enc.folds}: selection files {sorted(shared_files)} are also encoder "
+                         "training files, so their scores need at least 2 folds")
+    scores: list[float | None] = [None] * len(sel_pairs)
+    fold_of = prompt_folds({p["group"] for p in train_pairs + sel_pairs if p["file"] in shared_files}, folds, seed) \
+        if folds else {}
+    info = {"folds": folds, "shared_files": sorted(shared_files), "stages": {}}
+    for k in range(folds):
+        part = [p for p in train_pairs if not (p["file"] in shared_files and fold_of[p["group"]] == k)]
+        encoder = train_stage(enc, part, run_dir / "encoder" / f"fold{k}", seed + k, cfg)
+        info["stages"][f"fold{k}"] = encoder.info
+        todo = [i for i, p in enumerate(sel_pairs) if p["file"] in shared_files and fold_of[p["group"]] == k]
+        for i, s in zip(todo, encoder.score([sel_pairs[i] for i in todo])):
+            scores[i] = s
+        log.info("encoder fold %d: trained on %d pairs, scored %d selection pairs", k, len(part), len(todo))
+    final = train_stage(enc, train_pairs, run_dir / "encoder" / "final", seed, cfg)
+    info["stages"]["final"] = final.info
+    todo = [i for i, s in enumerate(scores) if s is None]
+    for i, s in zip(todo, final.score([sel_pairs[i] for i in todo])):
+        scores[i] = s
+    return scores, final, info

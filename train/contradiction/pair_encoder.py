@@ -1,0 +1,111 @@
+"""One HF Trainer run of the contradiction pair encoder (models/contradiction/pair_encoder.py) over labelled
+pairs, in its own stage folder: Trainer checkpoints in <stage>/checkpoints (the same call resumes
+from the newest complete one, train/runs.py's rule), the repo's non-finite-loss and stalled-loss
+stops, an optional time budget, and the model saved to <stage>/model when done (a stage with a
+model is not trained again)."""
+from __future__ import annotations
+
+import logging
+import random
+import shutil
+from pathlib import Path
+
+from omegaconf import DictConfig
+
+from models.model_paths import resolve_model_path
+from models.contradiction.pair_encoder import CONFIG_FILE, PairEncoder
+from train.divergence import StopOnNonFiniteLoss, divergence_callbacks
+from train.runs import resume_checkpoint
+from train.budget_schedule import TimeBudgetCallback
+
+log = logging.getLogger(__name__)
+
+
+def build_encoder(enc: DictConfig, seed: int) -> PairEncoder:
+    """A fresh classifier head on `enc.model` (minilm, mpnet, a folder or Hub id), or a random
+    `enc.random_config` (tests)."""
+    import torch
+    from transformers import AutoConfig, AutoModelForSequenceClassification, AutoTokenizer
+    from omegaconf import OmegaConf
+
+    labels = {"id2label": {0: "consistent", 1: "contradiction"}, "label2id": {"consistent": 0, "contradiction": 1}}
+    if enc.get("random_config"):
+        tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(enc.get("tokenizer") or "minilm"))
+        mconf = AutoConfig.for_model(**OmegaConf.to_container(enc.random_config, resolve=True), num_labels=2, **labels)
+        torch.manual_seed(seed)
+        model = AutoModelForSequenceClassification.from_config(mconf)
+    else:
+        path = resolve_model_path(enc.model)
+        tokenizer = AutoTokenizer.from_pretrained(path)
+        model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=2, **labels)
+    return PairEncoder(model, tokenizer, context=enc.context, context_words=enc.context_words,
+                       max_length=enc.max_length, batch_size=enc.get("eval_batch_size", 32),
+                       info={"base_model": str(enc.model)})
+
+
+class _Pairs:
+    """Tokenized training pairs; each pair's sentences swapped with probability 1/2 (seeded):
+    contradiction is symmetric, and the encoder must not learn which side came first."""
+
+    def __init__(self, encoder: PairEncoder, pairs: list[dict], seed: int):
+        rng = random.Random(seed)
+        flipped = [dict(p, a=p["b"], b=p["a"]) if rng.random() < 0.5 else p for p in pairs]
+        self.items = [dict(f, labels=int(p["label"])) for f, p in zip(encoder.encode(flipped), pairs)]
+
+    def __len__(self):
+        return len(self.items)
+
+    def __getitem__(self, i):
+        return self.items[i]
+
+
+def train_stage(enc: DictConfig, pairs: list[dict], stage_dir: Path, seed: int, cfg: DictConfig) -> PairEncoder:
+    """Train (or resume, or reload a finished) stage; returns the encoder, ready to score."""
+    import torch
+    from transformers import DataCollatorWithPadding, Trainer, TrainingArguments, set_seed
+
+    done = stage_dir / "model"
+    if (done / CONFIG_FILE).exists():
+        log.info("pair encoder stage %s is done: loading it", stage_dir)
+        encoder = PairEncoder.from_pretrained(done, batch_size=enc.get("eval_batch_size", 32), bf16=bool(enc.get("bf16")))
+        encoder.symmetric = bool(enc.get("symmetric", False))  # how it scores is the run's choice, not the stage's
+        return encoder
+    set_seed(seed)
+    encoder = build_encoder(enc, seed)
+    ds = _Pairs(encoder, pairs, seed)
+    steps_per_epoch = -(-len(ds) // int(enc.batch_size))
+    args = TrainingArguments(
+        output_dir=str(stage_dir / "checkpoints"), per_device_train_batch_size=int(enc.batch_size),
+        learning_rate=float(enc.learning_rate), num_train_epochs=float(enc.epochs),
+        max_steps=int(enc.get("max_steps") or -1), warmup_steps=int(0.1 * steps_per_epoch * float(enc.epochs)),
+        weight_decay=0.01, lr_scheduler_type="linear", logging_steps=int(enc.get("logging_steps", 25)),
+        save_strategy="steps", save_steps=int(enc.get("checkpoint_steps", 100)), save_total_limit=1,
+        train_sampling_strategy="group_by_length", bf16=bool(enc.get("bf16")), use_cpu=not torch.cuda.is_available(), seed=seed,
+        report_to=[], dataloader_num_workers=0, disable_tqdm=not bool(enc.get("progress", False)),
+        remove_unused_columns=False)
+
+    class PairTrainer(StopOnNonFiniteLoss, Trainer):
+        pass
+
+    callbacks = divergence_callbacks(cfg)
+    if enc.get("max_train_minutes"):
+        callbacks.append(TimeBudgetCallback(float(enc.max_train_minutes)))
+    trainer = PairTrainer(model=encoder.model, args=args, train_dataset=ds, callbacks=callbacks,
+                          data_collator=DataCollatorWithPadding(encoder.tokenizer))
+    checkpoint = resume_checkpoint(cfg, Path(args.output_dir))
+    if checkpoint:
+        log.info("resuming the pair encoder from %s", checkpoint)
+    result = trainer.train(resume_from_checkpoint=checkpoint)
+    encoder.model = trainer.accelerator.unwrap_model(trainer.model, keep_fp32_wrapper=False)
+    encoder.info.update(train_pairs=len(ds), contradictions=sum(p["label"] for p in pairs),
+                        steps=int(result.global_step), train_loss=float(result.training_loss),
+                        minutes=round(result.metrics.get("train_runtime", 0.0) / 60, 2))
+    encoder.bf16, encoder.symmetric = bool(enc.get("bf16")), bool(enc.get("symmetric", False))
+    tmp = stage_dir / "model.tmp"
+    shutil.rmtree(tmp, ignore_errors=True)
+    encoder.save_pretrained(tmp)
+    tmp.rename(done)  # the stage counts as done only once its model is whole
+    shutil.rmtree(stage_dir / "checkpoints", ignore_errors=True)
+    log.info("pair encoder %s: %d pairs, %d steps, %.1f min, loss %.4f", stage_dir, len(ds), result.global_step,
+             encoder.info["minutes"], encoder.info["train_loss"])
+    return encoder

@@ -1,0 +1,135 @@
+"""The stacked entailment classifier for train.entailment: a logistic regression over the lexical
+signals (models.entailment.features), optionally the embedding similarity and a neural model's
+out-of-fold score, cross-validated by the same grouped folds and saved as a `stacked` checkpoint."""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import hydra
+from omegaconf import DictConfig
+
+from data_prep.records import read_jsonl
+from metrics.entailment import best_threshold, metrics_table
+from models import entailment as E
+from models.entailment.features import CONTEXT_FEATURES
+from models.entailment.structure import EXACT_FEATURES, SIMILARITY_FEATURES, ReferenceStructure
+from train.entailment.data import group_folds
+
+
+def fit_stacker(cfg: DictConfig, examples, oof_neural: list[float] | None, run_dir: Path,
+                neural_dir: Path | None) -> dict:
+    """Logistic regression over lexical signals (+ the neural out-of-fold score, + the reference's
+    QAs when cfg.parser and cfg.detector are given), evaluated by the same grouped CV, then fitted
+    on all dev and saved as a `stacked` checkpoint. The CV chooses (mean balanced accuracy over the
+    three subsets) among nested candidates: the lexical set, + the other QAs of the same predicate
+    (cfg.stack.context), + the exact structure features, + their similarity versions when
+    cfg.structure_embedder names a sentence embedder."""
+    import numpy as np
+
+    feats = list(cfg.stack.features)
+    if oof_neural is not None and "neural" not in feats:
+        feats.append("neural")
+    if oof_neural is None:
+        feats = [f for f in feats if f != "neural"]
+    # the candidates, each the one before plus a group of features; the CV chooses among them
+    candidates = {"lexical": feats}
+    if cfg.stack.get("context", False):  # the other QAs of the same predicate
+        feats = feats + [f for f in CONTEXT_FEATURES if f not in feats]
+        candidates["with_context"] = feats
+    structure = None
+    if cfg.get("parser") and cfg.get("detector"):
+        embedder = cfg.get("structure_embedder")
+        structure = ReferenceStructure.from_pretrained(cfg.parser, cfg.detector, embedder=embedder)
+        exact = feats + [f for f in EXACT_FEATURES if f not in feats]
+        candidates["with_structure"] = exact
+        if embedder:  # the soft matches (MiniLM) on top of the exact ones
+            candidates["with_structure_similarity"] = exact + list(SIMILARITY_FEATURES)
+    every = candidates[list(candidates)[-1]]
+    emb = E.EmbeddingScorer() if "embedding" in every else None
+    stacker = E.StackedScorer(every, embedding=emb, neural=E.MajorityScorer() if "neural" in every else None,
+                              structure=structure)
+    X = np.asarray(_feature_matrix(stacker, examples, oof_neural), dtype=float)
+    y = np.asarray([e["supported"] for e in examples])
+    ds = [e["dataset"] for e in examples]
+    C = float(cfg.stack.C)
+    results = {}
+    for name, cols in candidates.items():
+        Z, mean, std = _standardize(X[:, [every.index(f) for f in cols]])
+        oof = _out_of_fold(Z, y, examples, C, cfg)
+        thr = best_threshold(y.tolist(), oof.tolist())
+        table = metrics_table(ds, y.tolist(), oof.tolist(), thr)
+        results[name] = {"features": cols, "threshold": thr, "Z": Z, "mean": mean, "std": std,
+                         "cv": {"at_0.5": metrics_table(ds, y.tolist(), oof.tolist()), "at_threshold": table},
+                         "mean_bacc": float(np.mean([table[d]["bacc"] for d in ("cliff", "factscore", "verifiability")]))}
+    chosen = max(results, key=lambda n: results[n]["mean_bacc"])
+    best = results[chosen]
+    feats = best["features"]
+    info = {"features": feats, "C": C, "threshold": best["threshold"], "cv": best["cv"], "chosen": chosen,
+            "candidates": {n: {"mean_bacc": r["mean_bacc"], "cv": r["cv"]} for n, r in results.items()}}
+    if structure is not None:
+        info["structure"] = {**structure.stats, **structure.paths}
+    from sklearn.linear_model import LogisticRegression
+
+    lr = LogisticRegression(C=C, class_weight="balanced", max_iter=2000).fit(best["Z"], y)
+    out = run_dir / "stacked"
+    out.mkdir(parents=True, exist_ok=True)
+    uses_structure = any(f.startswith("struct_") for f in feats)
+    if uses_structure and not set(SIMILARITY_FEATURES) & set(feats):
+        structure.paths.pop("embedder", None)  # chosen without the similarity: loading needs no embedder
+    fmt = {"family": "stacked", "features": feats, "coef": lr.coef_[0].tolist(),
+           "intercept": float(lr.intercept_[0]), "mean": best["mean"].tolist(), "std": best["std"].tolist(),
+           "threshold": best["threshold"], "neural": "neural" if oof_neural is not None else None,
+           "embedding": "embedding" in feats, "structure": structure.paths if uses_structure else None}
+    if oof_neural is not None and neural_dir is not None:
+        shutil.copytree(neural_dir, out / "neural", dirs_exist_ok=True)
+    E.save_format(out, fmt)
+    info["checkpoint"] = str(out)
+    info["weights"] = dict(zip(feats, fmt["coef"]))
+    return info
+
+
+def _feature_matrix(stacker, examples, oof_neural) -> list:
+    """One row per example, computed one premise at a time (the reference is parsed once)."""
+    X = [None] * len(examples)
+    by_prem: dict[str, list[int]] = {}
+    for i, e in enumerate(examples):
+        by_prem.setdefault(e["response_id"], []).append(i)
+    for idx in by_prem.values():
+        e0 = examples[idx[0]]
+        rows = stacker.feature_rows(e0["premise_tokens"], [examples[i]["hypothesis"] for i in idx],
+                                    [examples[i]["answer"] for i in idx],
+                                    predicate_keys=E.predicate_keys([examples[i] for i in idx]),
+                                    neural_scores=[oof_neural[i] for i in idx] if oof_neural is not None else None)
+        for i, r in zip(idx, rows):
+            X[i] = r
+    return X
+
+
+def _standardize(X):
+    mean, std = X.mean(0), X.std(0) + 1e-6
+    return (X - mean) / std, mean, std
+
+
+def _out_of_fold(Z, y, examples, C: float, cfg):
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    oof = np.zeros(len(y))
+    for tr, te in group_folds(examples, cfg.cv.folds or 5, cfg.seed):
+        lr = LogisticRegression(C=C, class_weight="balanced", max_iter=2000).fit(Z[tr], y[tr])
+        oof[te] = lr.predict_proba(Z[te])[:, 1]
+    return oof
+
+
+def load_neural_run(run: str, examples: list[dict]) -> tuple[list[float], Path]:
+    """A finished neural run's out-of-fold dev scores and checkpoint, to refit a stacker on them."""
+    run_dir = Path(hydra.utils.to_absolute_path(str(run)))
+    oof_file, ckpt = run_dir / "oof_predictions.jsonl", run_dir / "checkpoint"
+    if not oof_file.exists() or not (ckpt / E.FORMAT_FILE).exists():
+        raise FileNotFoundError(f"{run_dir}: needs oof_predictions.jsonl and checkpoint/ from a neural train.entailment run")
+    by_id = {r["example_id"]: r["score"] for r in read_jsonl(oof_file)}
+    missing = [e["example_id"] for e in examples if e["example_id"] not in by_id]
+    if missing:
+        raise ValueError(f"{oof_file}: no out-of-fold score for {len(missing)} examples (e.g. {missing[0]})")
+    return [by_id[e["example_id"]] for e in examples], ckpt
