@@ -27,3 +27,5 @@ def test_a_budgeted_run_ends_its_schedule_with_the_budget(tmp_path):
     assert 5 < saved["total"] < 1000 and state["global_step"] <= saved["total"] + 1
     assert lrs[-1] <= 0.15 * max(lrs)  # near the floor (0) at the end, not near the peak
     assert saved["history"][0]["why"] == "after 5 steps"
+    # measured again every 5 steps, not once (the first steps are the slowest)
+    assert [h["why"] for h in saved["history"][:2]] == ["after 5 steps", "after 10 steps"]

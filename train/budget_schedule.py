@@ -2,7 +2,7 @@
 
 With `max_train_minutes`, the Trainer's linear schedule is sized for the configured epochs, which
 a budget on a slow machine never reaches: the run stops with the learning rate still near its peak.
-`BudgetScheduleCallback` measures the step rate (wall time, evaluations included) after
+`BudgetScheduleCallback` measures the step rate (wall time, evaluations included) every
 `measure_steps` steps and again after every evaluation, sets the number of steps the budget
 allows, and bends the schedule so the learning rate falls linearly from where it is to
 `floor` x peak at that step, where training stops. The chosen total is written to
@@ -103,8 +103,11 @@ class BudgetScheduleCallback(TrainerCallback):
             log.info("budget schedule resumed: floor at step %d", self.total)
 
     def on_step_end(self, args, state, control, lr_scheduler=None, **kwargs):
-        if lr_scheduler is not None and state.global_step - self.start_step == self.measure_steps:
-            self._estimate(args, state, lr_scheduler, f"after {self.measure_steps} steps")
+        # every measure_steps, not once: the first steps are the slowest (allocation, warm caches), and a
+        # rate taken from them alone ends the schedule, and the run, long before the budget does
+        done = state.global_step - self.start_step
+        if lr_scheduler is not None and done > 0 and done % self.measure_steps == 0:
+            self._estimate(args, state, lr_scheduler, f"after {done} steps")
         if self.total is not None and state.global_step >= self.total:
             control.should_training_stop = True
             control.should_evaluate = control.should_save = True
