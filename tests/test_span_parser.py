@@ -221,3 +221,43 @@ def test_bf16_inference_runs_and_keeps_the_records(tiny_run):
     assert [p["sentence_id"] for p in bf16] == [p["sentence_id"] for p in fp32] and counts["invalid_input"] == 0
     for p in bf16:
         assert all(0 <= s < e <= len(p["tokens"]) for qa in p["qas"] for s, e in qa["answers"])
+
+
+def test_training_memory_savers_give_the_same_loss_and_gradients(tiny_run):
+    """train_chunk_words (the span grid a chunk of words at a time, recomputed in backward) and the encoder's
+    activation checkpointing change what is held between forward and backward, not the loss or the gradients."""
+    from common.data import SAMPLE_DIR, load_split
+    from models.parser.span import SpanParserModel
+    from models.parser.span_features import Encoder, collate
+    from train.parser.span import featurize
+
+    run, _ = tiny_run
+    model = SpanParserModel.from_pretrained(run / "best")
+    model.config.dropout = 0.0
+    for m in model.modules():
+        if isinstance(m, torch.nn.Dropout):
+            m.p = 0.0
+    from transformers import AutoTokenizer
+
+    tok, c = AutoTokenizer.from_pretrained(run / "best"), model.config
+    records = load_split(SAMPLE_DIR, [], "train", None, 0, True)
+    ds, _ = featurize(records, Encoder(tok, c.markers, c.max_subwords, c.max_span_width), c.templates)
+    batch = collate(list(ds)[:8], tok.pad_token_id, c.max_span_width)
+    assert batch["question_labels"].numel() > 0 and batch["word_index"].shape[1] > 3
+
+    def loss_and_grads(chunk, checkpointing):
+        model.train()
+        model.train_chunk_words = chunk
+        (model.activation_checkpointing_enable if checkpointing else model.activation_checkpointing_disable)()
+        assert any(getattr(m, "gradient_checkpointing", False) for m in model.encoder.modules()) == checkpointing
+        model.zero_grad()
+        loss = model(**batch)["loss"]
+        loss.backward()
+        return loss.item(), {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
+
+    loss, grads = loss_and_grads(0, False)
+    for chunk, checkpointing in ((3, False), (0, True), (3, True)):
+        other_loss, other = loss_and_grads(chunk, checkpointing)
+        assert other_loss == pytest.approx(loss, rel=1e-5) and other.keys() == grads.keys()
+        for name, g in grads.items():
+            assert torch.allclose(other[name], g, rtol=1e-4, atol=1e-6), (chunk, checkpointing, name)

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import torch
 from torch import nn
+from torch.utils.checkpoint import checkpoint
 from transformers import AutoConfig, AutoModel, AutoTokenizer, PretrainedConfig, PreTrainedModel
 
 from models.progress import progress
@@ -58,6 +59,7 @@ class SpanParserModel(PreTrainedModel):
     config_class = SpanParserConfig
     base_model_prefix = "span_parser"
     _no_split_modules: list = []
+    supports_gradient_checkpointing = True  # trainer.args.activation_checkpointing: the encoder's layers
     _keys_to_ignore_on_load_unexpected = [r"encoder\.pooler\."]  # checkpoints saved with the unused pooler
 
     def __init__(self, config: SpanParserConfig, encoder: nn.Module | None = None):
@@ -81,6 +83,7 @@ class SpanParserModel(PreTrainedModel):
         self.question = nn.Sequential(nn.GELU(), nn.Dropout(config.dropout), nn.Linear(d, d), nn.GELU(),
                                       nn.Linear(d, max(1, len(config.templates))))
         self.dropout = nn.Dropout(config.dropout)
+        self.train_chunk_words = 0  # set by the trainer (model.train_chunk_words); 0: the whole grid at once
         self.post_init()
         # Start from the prior (about 3 answers among ~400 candidate spans), not from P = 0.5: the
         # summed BCE of 400 spans at 0.5 would swamp the first steps' gradients.
@@ -99,6 +102,11 @@ class SpanParserModel(PreTrainedModel):
 
     def span_features(self, input_ids, attention_mask, word_index, predicate_word, token_type_ids=None):
         """g of every (word, width) cell: [batch, words, max_span_width, span_hidden]."""
+        return self.span_grid(*self.span_parts(input_ids, attention_mask, word_index, predicate_word, token_type_ids))
+
+    def span_parts(self, input_ids, attention_mask, word_index, predicate_word, token_type_ids=None):
+        """What g is made of: the start and end terms of every word [batch, words, span_hidden] and the
+        predicate's term [batch, span_hidden]; `span_grid` adds them up cell by cell."""
         # a second segment type only where the encoder has one (RoBERTa-like encoders do not)
         use_types = token_type_ids is not None and getattr(self.encoder.config, "type_vocab_size", 0) >= 2
         kw = {"token_type_ids": token_type_ids} if use_types else {}
@@ -108,12 +116,19 @@ class SpanParserModel(PreTrainedModel):
         pred = words[torch.arange(words.size(0), device=words.device), predicate_word]  # [B, H]
         start = self.start(words) + self.start_x(words * pred[:, None])                  # [B, W, d]
         end = self.end(words) + self.end_x(words * pred[:, None])
-        n_words, width = words.size(1), self.config.max_span_width
+        return start, end, self.pred(pred)
+
+    def span_grid(self, start, end, pred, first: int = 0, last: int | None = None):
+        """g of the cells of words first..last-1: [batch, words, max_span_width, span_hidden]."""
+        n_words, width = start.size(1), self.config.max_span_width
+        last = n_words if last is None else last
         # end index of cell (i, w) is i + w; cells past the sentence are masked by the caller
-        end_idx = (torch.arange(n_words, device=words.device)[:, None]
-                   + torch.arange(width, device=words.device)[None]).clamp(max=n_words - 1)
-        end_cells = end[:, end_idx]                                                      # [B, W, w, d]
-        return start[:, :, None] + end_cells + self.pred(pred)[:, None, None] + self.width.weight[None, None]
+        end_idx = (torch.arange(first, last, device=start.device)[:, None]
+                   + torch.arange(width, device=start.device)[None]).clamp(max=n_words - 1)
+        return start[:, first:last, None] + end[:, end_idx] + pred[:, None, None] + self.width.weight[None, None]
+
+    def _chunk_logits(self, start, end, pred, first: int, last: int):
+        return self.span_mlp(self.span_grid(start, end, pred, first, last)).squeeze(-1)
 
     def cell_mask(self, word_index):
         """True for cells (i, w) whose span i..i+w lies inside the sentence: [B, W, w]."""
@@ -124,8 +139,14 @@ class SpanParserModel(PreTrainedModel):
 
     def forward(self, input_ids, attention_mask, word_index, predicate_word, token_type_ids=None,
                 span_labels=None, question_cells=None, question_labels=None):
-        g = self.span_features(input_ids, attention_mask, word_index, predicate_word, token_type_ids)
-        logits = self.span_mlp(g).squeeze(-1).float()                                    # [B, W, w]
+        parts = self.span_parts(input_ids, attention_mask, word_index, predicate_word, token_type_ids)
+        chunk = self.train_chunk_words if span_labels is not None and torch.is_grad_enabled() else 0
+        if chunk:  # training memory: the [B, W, w, d] grid a chunk of words at a time, recomputed in backward
+            n = parts[0].size(1)
+            logits = torch.cat([checkpoint(self._chunk_logits, *parts, i, min(i + chunk, n), use_reentrant=False)
+                                for i in range(0, n, chunk)], 1).float()                 # [B, W, w]
+        else:
+            logits = self.span_mlp(self.span_grid(*parts)).squeeze(-1).float()
         mask = self.cell_mask(word_index)
         logits = logits.masked_fill(~mask, -1e4)
         out = {"span_logits": logits}
@@ -134,7 +155,9 @@ class SpanParserModel(PreTrainedModel):
             loss = (bce * mask).sum() / logits.size(0)
             if question_cells is not None and question_cells.numel():
                 b, i, w = question_cells.unbind(-1)
-                q_logits = self.question(g[b, i, w]).float()
+                start, end, pred = parts  # g of the gold cells alone, added up in span_grid's order
+                cells = start[b, i] + end[b, (i + w).clamp(max=start.size(1) - 1)] + pred[b] + self.width.weight[w]
+                q_logits = self.question(cells).float()
                 loss = loss + nn.functional.cross_entropy(q_logits, question_labels, ignore_index=-100)
             out["loss"] = loss
         return out

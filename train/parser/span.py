@@ -172,6 +172,7 @@ def train_span(cfg: DictConfig, run_dir: Path, data: tuple, args, callbacks: lis
     train_records, dev_records, is_sample = data
     model, tokenizer, left_out = build_model(cfg.model, train_records)
     c = model.config
+    model.train_chunk_words = int(cfg.model.get("train_chunk_words") or 0)
     train_ds, counts = featurize(train_records, Encoder(tokenizer, c.markers, c.max_subwords, c.max_span_width),
                                  c.templates)
     log.info("span parser: %d question templates (%d QAs of %d rarer templates left out); training spans: %s",
