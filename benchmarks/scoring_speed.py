@@ -25,8 +25,11 @@ from benchmarks.entailment_cost import forget, sampled_run
 
 
 class PeakRSS:
-    """The largest resident set size of this process while the block runs (MB), sampled every 10 ms
-    from /proc (both paths' models stay loaded, so each figure includes the other's weights)."""
+    """The largest resident set size of this process while the block runs (MB), sampled every `every`
+    seconds from /proc (both paths' models stay loaded, so each figure includes the other's weights)."""
+
+    def __init__(self, every: float = 0.01):
+        self.every = every
 
     def __enter__(self):
         self.peak, self._stop = rss_mb(), threading.Event()
@@ -35,7 +38,7 @@ class PeakRSS:
         return self
 
     def _watch(self):
-        while not self._stop.wait(0.01):
+        while not self._stop.wait(self.every):
             self.peak = max(self.peak, rss_mb())
 
     def __exit__(self, *exc):

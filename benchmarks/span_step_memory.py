@@ -12,35 +12,26 @@ from __future__ import annotations
 
 import argparse
 import sys
-import threading
 import time
 
-from benchmarks.common import add_run_options, compose_parser_config, machine, start_run, write_result
-from benchmarks.scoring_speed import rss_mb
+from benchmarks.common import add_run_options, compose_parser_config, machine, median, start_run, write_result
+from benchmarks.scoring_speed import PeakRSS, rss_mb
 
 
 def step_peak(model, batch, optimizer) -> tuple[float, float]:
     """(MB a training step adds at its peak over the RSS before it, seconds)."""
     import torch
 
-    base, peak, stop = rss_mb(), [0.0], threading.Event()
-
-    def watch():
-        while not stop.wait(0.002):
-            peak[0] = max(peak[0], rss_mb())
-
-    thread = threading.Thread(target=watch, daemon=True)
-    thread.start()
-    t = time.perf_counter()
-    with torch.autocast("cpu", dtype=torch.bfloat16):
-        loss = model(**batch)["loss"]
-    loss.backward()
-    optimizer.step()
-    optimizer.zero_grad()
-    seconds = time.perf_counter() - t
-    stop.set()
-    thread.join()
-    return max(peak[0], rss_mb()) - base, seconds
+    base = rss_mb()
+    with PeakRSS(every=0.002) as mem:
+        t = time.perf_counter()
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            loss = model(**batch)["loss"]
+        loss.backward()
+        optimizer.step()
+        optimizer.zero_grad()
+        seconds = time.perf_counter() - t
+    return mem.peak - base, seconds
 
 
 def main(argv=None) -> None:
@@ -75,8 +66,8 @@ def main(argv=None) -> None:
         batch = collate(feats[start:start + bs], tokenizer.pad_token_id, c.max_span_width)
         runs = [step_peak(model, batch, optimizer) for _ in range(a.repeats)]
         rows.append({"batch": name, "shape": list(batch["input_ids"].shape), "words": batch["word_index"].shape[1],
-                     "step_peak_mb": round(sorted(r[0] for r in runs)[len(runs) // 2]),
-                     "seconds": round(sorted(r[1] for r in runs)[len(runs) // 2], 2)})
+                     "step_peak_mb": round(median([r[0] for r in runs])),
+                     "seconds": round(median([r[1] for r in runs]), 2)})
         print(rows[-1], file=sys.stderr)
     result = {"machine": machine(), "experiment": a.experiment, "chunk_words": a.chunk_words,
               "checkpointing": a.checkpointing, "batches": rows}

@@ -141,72 +141,73 @@ def _single_token_id(tokenizer, text: str) -> int:
     return ids[-1] if len(ids) > 1 and tokenizer.convert_ids_to_tokens(ids[0]) in ("▁", "Ġ") else ids[0]
 
 
-class Seq2SeqScorer(NeuralScorer):
+class _YesNoScorer(NeuralScorer):
+    """A family that reads (chunk, hypothesis) as one text (`text`, with {premise} and {hypothesis}) and
+    scores P(yes) / (P(yes) + P(no)) of two single tokens."""
+
+    def __init__(self, model, tokenizer, text: str, **fmt):
+        """fmt: the family's format fields (saved with the checkpoint), `yes` and `no` among them."""
+        super().__init__(model, tokenizer, **fmt)
+        self.text = text
+        self.yes_id, self.no_id = _single_token_id(tokenizer, fmt["yes"]), _single_token_id(tokenizer, fmt["no"])
+
+    def input_text(self, chunk, hyp):
+        return self.text.format(premise=chunk, hypothesis=hyp)
+
+    def _template_cost(self) -> int:
+        return len(self.tokenizer(self.text.format(premise="", hypothesis=""))["input_ids"])
+
+    def pair_lengths(self, pairs):
+        return [len(x) for x in self.tokenizer([self.input_text(c, h) for c, h in pairs])["input_ids"]]
+
+    def encode_texts(self, pairs):
+        return self.tokenizer([self.input_text(c, h) for c, h in pairs], padding=True, return_tensors="pt")
+
+    def yes_share(self, logits) -> list[float]:
+        """logits [pairs, vocab] of the answer token -> P(yes) among {yes, no}."""
+        two = self.torch.stack([logits[:, self.no_id], logits[:, self.yes_id]], dim=-1)
+        return self.torch.softmax(two, dim=-1)[:, 1].tolist()
+
+
+class Seq2SeqScorer(_YesNoScorer):
     """First decoder token: P("1") / (P("1") + P("0")). Training target "1" = supported."""
     name = family = "seq2seq"
     auto_model, peft_task = "AutoModelForSeq2SeqLM", "SEQ_2_SEQ_LM"
 
     def __init__(self, model, tokenizer, template: str = SEQ2SEQ_TEMPLATE, yes: str = "1", no: str = "0", **kw):
-        super().__init__(model, tokenizer, template=template, yes=yes, no=no, **kw)
-        self.template = template
-        self.yes_id, self.no_id = _single_token_id(tokenizer, yes), _single_token_id(tokenizer, no)
-
-    def input_text(self, chunk, hyp):
-        return self.template.format(premise=chunk, hypothesis=hyp)
-
-    def _template_cost(self) -> int:
-        return len(self.tokenizer(self.template.format(premise="", hypothesis=""))["input_ids"])
-
-    def pair_lengths(self, pairs):
-        return [len(x) for x in self.tokenizer([self.input_text(c, h) for c, h in pairs])["input_ids"]]
+        super().__init__(model, tokenizer, template, template=template, yes=yes, no=no, **kw)
 
     def pair_probs(self, pairs):
         torch = self.torch
-        enc = self.tokenizer([self.input_text(c, h) for c, h in pairs], padding=True, return_tensors="pt")
+        enc = self.encode_texts(pairs)
         start = self.model.config.decoder_start_token_id
         if start is None:
             start = self.tokenizer.pad_token_id
         dec = torch.full((enc["input_ids"].shape[0], 1), int(start), dtype=torch.long)
         with torch.inference_mode():
-            logits = self.model(**enc, decoder_input_ids=dec).logits[:, 0, :].float()
-        two = torch.stack([logits[:, self.no_id], logits[:, self.yes_id]], dim=-1)
-        return torch.softmax(two, dim=-1)[:, 1].tolist()
+            return self.yes_share(self.model(**enc, decoder_input_ids=dec).logits[:, 0, :].float())
 
 
-class CausalLMScorer(NeuralScorer):
+class CausalLMScorer(_YesNoScorer):
     """Next token after the prompt: P("Yes") / (P("Yes") + P("No")). Left padding for batching."""
     name = family = "causal_lm"
     auto_model, peft_task = "AutoModelForCausalLM", "CAUSAL_LM"
 
     def __init__(self, model, tokenizer, prompt: str = DEFAULT_PROMPT, yes: str = " Yes", no: str = " No", **kw):
-        super().__init__(model, tokenizer, prompt=prompt, yes=yes, no=no, **kw)
-        self.prompt = prompt
         if tokenizer.pad_token is None:
             tokenizer.pad_token = tokenizer.eos_token
         tokenizer.padding_side = "left"
-        self.yes_id, self.no_id = _single_token_id(tokenizer, yes), _single_token_id(tokenizer, no)
-
-    def input_text(self, chunk, hyp):
-        return self.prompt.format(premise=chunk, hypothesis=hyp)
+        super().__init__(model, tokenizer, prompt, prompt=prompt, yes=yes, no=no, **kw)
 
     def _template_cost(self) -> int:
-        return len(self.tokenizer(self.prompt.format(premise="", hypothesis=""))["input_ids"]) + 1
-
-    def pair_lengths(self, pairs):
-        return [len(x) for x in self.tokenizer([self.input_text(c, h) for c, h in pairs])["input_ids"]]
+        return super()._template_cost() + 1
 
     def pair_probs(self, pairs):
-        torch = self.torch
-        enc = self.tokenizer([self.input_text(c, h) for c, h in pairs], padding=True, return_tensors="pt")
-        with torch.inference_mode():
-            logits = self.model(**enc).logits[:, -1, :].float()
-        two = torch.stack([logits[:, self.no_id], logits[:, self.yes_id]], dim=-1)
-        return torch.softmax(two, dim=-1)[:, 1].tolist()
+        enc = self.encode_texts(pairs)
+        with self.torch.inference_mode():
+            return self.yes_share(self.model(**enc).logits[:, -1, :].float())
 
 
-# A checkpoint's entailment_format.json names its family, not an import path (so saved and pushed
-# checkpoints outlive a module move): this registry maps it to the scorer class, and each class
-# names the transformers Auto class (and PEFT task) of its model.
 SCORER_CLASSES = {cls.family: cls for cls in (CrossEncoderScorer, Seq2SeqScorer, CausalLMScorer)}
 FAMILIES = tuple(SCORER_CLASSES)
 
