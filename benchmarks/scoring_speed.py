@@ -4,8 +4,10 @@ the same QASemConsistency responses: speed, memory and how much the fast path mo
     python -m benchmarks.scoring_speed --parser P --detector DET --entailment E [--responses N] [--threads 1] [--out F]
     python -m benchmarks.scoring_speed --entailment outputs/entailment_ctx/stacked --threads 1   # its own parser / detector
 
-exact: the checkpoint as loaded (fp32). fast: its detector, parser and embedders in `--precision`
-(bf16 autocast by default, or int8 dynamic quantization; models/fast_path.py). Each run starts from a
+exact: the checkpoint as loaded (fp32, every predicate of a reference parsed). fast: its detector,
+parser and embedders in `--precision` (bf16 autocast by default, or int8 dynamic quantization;
+models/fast_path.py), and references parsed in `--scope` (relevant by default: only the predicates each
+QA's structure features can read; all: every predicate; models/entailment/structure.py). Each run starts from a
 cold cache (every reference parsed and embedded again); the order rotates each repeat; medians.
 Prints one JSON object (stdout; progress on stderr) and writes it to --out (default benchmarks/results/scoring_speed-<time>.json):
 exact / fast ({s_per_response, qas_per_s, peak_rss_mb, runs}), speedup (exact time / fast time),
@@ -73,36 +75,42 @@ def load(entailment: str, parser: str | None, detector: str | None):
 
 def main(argv=None) -> dict:
     from metrics.entailment import balanced_accuracy
-    from models.fast_path import PRECISIONS, use_precision
+    from models.entailment.structure import SCOPES
+    from models.fast_path import PRECISIONS, use_precision, use_reference_scope
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--entailment", required=True, help="a stacked checkpoint that parses references")
     ap.add_argument("--parser", default=None, help="default: the one the checkpoint was trained with")
     ap.add_argument("--detector", default=None, help="default: the one the checkpoint was trained with")
     ap.add_argument("--precision", default="bf16", choices=[p for p in PRECISIONS if p != "fp32"])
+    ap.add_argument("--scope", default="relevant", choices=SCOPES, help="what of a reference the fast path parses")
     a, examples, chosen = sampled_run(ap, argv)
     scorers = {"exact": load(a.entailment, a.parser, a.detector), "fast": load(a.entailment, a.parser, a.detector)}
     switched = use_precision(scorers["fast"], a.precision)
+    use_reference_scope(scorers["fast"], a.scope)
     for s in scorers.values():  # warm-up: lazy imports, first allocations, oneDNN kernels
         s.score_examples(examples[:1])
-    times, scores, peaks = {n: [] for n in scorers}, {}, {n: 0.0 for n in scorers}
+    times, scores, peaks, parsed = {n: [] for n in scorers}, {}, {n: 0.0 for n in scorers}, {}
     for rep in range(a.repeats):
         for name in list(scorers)[rep % 2:] + list(scorers)[:rep % 2]:  # the order rotates
             forget(scorers[name])
+            scorers[name].structure.stats.update(predicates_found=0, predicates_parsed=0)
             with PeakRSS() as mem:
                 t0 = time.perf_counter()
                 scores[name] = scorers[name].score_examples(examples)
                 times[name].append(time.perf_counter() - t0)
+            st = scorers[name].structure.stats
+            parsed[name] = {"found": st["predicates_found"], "parsed": st["predicates_parsed"]}
             peaks[name] = max(peaks[name], mem.peak)
             print(f"repeat {rep} {name}: {times[name][-1]:.1f} s", file=sys.stderr)
     labels = [e.get("supported") for e in examples]
     result = {"machine": machine(), "entailment": a.entailment, "parser": a.parser, "detector": a.detector,
               "data": a.data, "responses": len(chosen), "qas": len(examples),
               "references": len({tuple(e["premise_tokens"]) for e in examples}),
-              "fast_precision": a.precision, "fast_parts": switched}
+              "fast_precision": a.precision, "fast_parts": switched, "fast_scope": a.scope}
     for name, ts in times.items():
         result[name] = {"s_per_response": median(ts) / len(chosen), "qas_per_s": len(examples) / median(ts),
-                        "peak_rss_mb": peaks[name], "runs": ts}
+                        "peak_rss_mb": peaks[name], "runs": ts, "reference_predicates": parsed[name]}
         if all(x is not None for x in labels):
             result[name]["bacc"] = balanced_accuracy([int(x) for x in labels], scores[name])
     ex, fa = scores["exact"], scores["fast"]

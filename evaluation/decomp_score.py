@@ -74,7 +74,8 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
     pipe = ConsistencyPipeline.from_pretrained(cfg.entailment, parser=cfg.parser or None, device=cfg.get("device"),
                                                batch_size=int(cfg.batch_size), threshold=float(cfg.threshold),
                                                copulas=lexicon is not None, lexicon=lexicon,
-                                               precision=str(cfg.get("precision", "auto")))
+                                               precision=str(cfg.get("precision", "auto")),
+                                               reference_scope=str(cfg.get("reference_scope", "all")))
     reports = pipe.run(pairs)
     metrics = {"set": name, "sample_data": is_sample, "parser": str(cfg.parser), "entailment": str(cfg.entailment),
                "threshold": float(cfg.threshold), **decomp_metrics(reports)}

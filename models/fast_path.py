@@ -60,3 +60,23 @@ def use_precision(obj, precision: str) -> list[str]:
             part.model = quantize_dynamic(part.model, {torch.nn.Linear}, dtype=torch.qint8)
         switched.append(name)
     return switched
+
+
+def structures(obj) -> list:
+    """The reference structures (models.entailment.structure) an entailment scorer or a consistency
+    pipeline parses references with."""
+    found = []
+    for name in ("scorer", "structure"):
+        part = getattr(obj, name, None)
+        if part is not None:
+            found += [part] if hasattr(part, "scope") else structures(part)
+    return found
+
+
+def use_reference_scope(obj, scope: str) -> int:
+    """Parse references in `scope` (all: every predicate, the exact path; relevant: the predicates
+    each hypothesis QA's features can read): how many structures it set."""
+    found = structures(obj)
+    for s in found:
+        s.scope = scope
+    return len(found)

@@ -84,30 +84,42 @@ def qas_of_records(records: Sequence[dict]) -> list[dict]:
             for span, text in zip(qa.get("answers", []), qa.get("answer_texts", [])):
                 out.append({"predicate_index": rec["predicate_index"], "predicate": rec["predicate"],
                             "predicate_type": rec.get("predicate_type", "verbal"),
-                            "verb_form": (rec.get("verb_form") or rec["predicate"]).lower(),
+                            "verb_form": verb_form_of(rec),
                             "question": qa["question"], "role": role, "is_negated": bool(qa.get("is_negated")),
                             "answer": text, "answer_span": list(span)})
     return out
 
 
+def detect_predicates(sentences: Sequence[Sequence[str]], detector) -> list[dict]:
+    """The detector's predicates of every tokenized sentence (batched over all of them), as parser
+    input records in sentence order; each carries `sentence`, its sentence's index. An empty
+    sentence has none."""
+    sentences = [list(s) for s in sentences]
+    found = iter(detector.detect([s for s in sentences if s]) if any(sentences) else [])
+    return [{"sentence_id": str(j), "sentence": j, "tokens": toks, "predicate_index": p["predicate_index"],
+             "predicate": p["predicate"], "predicate_type": p["predicate_type"], "verb_form": p["verb_form"]}
+            for j, toks in enumerate(sentences) for p in (next(found) if toks else [])]
+
+
+def parse_predicates(records: Sequence[dict], parser) -> list[list[dict]]:
+    """The QAs of each predicate record (the parser batched over all of them)."""
+    preds = parser.predict(list(records))[0] if records else []
+    return [qas_of_records([rec]) for rec in preds]
+
+
 def extract_qas(sentences: Sequence[Sequence[str]], detector, parser) -> list[list[dict]]:
     """The QAs of each tokenized sentence: predicates from the detector, QAs from the parser, both
     batched over all sentences. An empty sentence has none."""
-    sentences = [list(s) for s in sentences]
-    found = detector.detect([s for s in sentences if s]) if any(sentences) else []
-    found_iter = iter(found)
-    records, owner = [], []
-    for j, toks in enumerate(sentences):
-        for p in (next(found_iter) if toks else []):
-            records.append({"sentence_id": str(j), "tokens": toks, "predicate_index": p["predicate_index"],
-                            "predicate": p["predicate"], "predicate_type": p["predicate_type"],
-                            "verb_form": p["verb_form"]})
-            owner.append(j)
-    preds = parser.predict(records)[0] if records else []
+    records = detect_predicates(sentences, detector)
     by_sentence: list[list[dict]] = [[] for _ in sentences]
-    for j, rec in zip(owner, preds):
-        by_sentence[j].append(rec)
-    return [qas_of_records(recs) for recs in by_sentence]
+    for rec, qas in zip(records, parse_predicates(records, parser)):
+        by_sentence[rec["sentence"]].extend(qas)
+    return by_sentence
+
+
+def verb_form_of(record: dict) -> str:
+    """The verb form a predicate record (or one of its QAs) aligns by."""
+    return (record.get("verb_form") or record["predicate"]).lower()
 
 
 def predicates_of(qas: Sequence[dict]) -> set[tuple[str, str]]:

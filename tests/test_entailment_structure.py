@@ -213,3 +213,46 @@ def test_push_with_a_local_parser_is_refused_before_training(tmp_path):
     with pytest.raises(ValueError, match="parser=.*push them first"):
         check_config(compose_cfg("train_entailment", base + [f"parser={tmp_path / 'parser'}"]))
     check_config(compose_cfg("train_entailment", base + ["parser=org/parser"]))  # Hub ids: fine
+
+
+LONG_REF = ("The council approved the budget in 2019 . The mayor signed the law . "
+            "The mayor vetoed the plan . Critics said nothing .").split()
+QUESTIONS = ["Who approved something?", "Who approved something?", "When did someone approve something?",
+             "Who vetoed something?", "What did someone sign?", "Who passed something?"]
+ANSWERS = ["The council", "The mayor", "in 2018", "the treasurer", "the budget", "the council"]
+
+
+def test_the_relevant_scope_parses_less_and_keeps_every_exact_feature():
+    """scope=relevant parses only the predicates a QA's features can read (its verb form's, and
+    those of sentences holding an answer word): the exact features are equal, the parse smaller."""
+    from models.entailment.structure import EXACT_FEATURES
+
+    verbs = {"approved", "signed", "vetoed", "said"}
+    exact = ReferenceStructure(Detector(verbs), RuleParser(), embedder=Synonyms())
+    fast = ReferenceStructure(Detector(verbs), RuleParser(), embedder=Synonyms(), scope="relevant")
+    for q, a in zip(QUESTIONS, ANSWERS):  # one QA at a time: each parses only its own predicates
+        e, f = exact.features(LONG_REF, q, a), fast.features(LONG_REF, q, a)
+        assert {k: e[k] for k in EXACT_FEATURES} == {k: f[k] for k in EXACT_FEATURES}, (q, a)
+        assert f["struct_fact_sim"] <= e["struct_fact_sim"] + 1e-9  # a maximum over fewer QAs
+    assert exact.stats["predicates_parsed"] == 4
+    # "who approved? The council": approved's sentence only (no other sentence says "council")
+    one = ReferenceStructure(Detector(verbs), RuleParser(), scope="relevant")
+    one.features(LONG_REF, "Who approved something?", "The council")
+    assert one.stats["predicates_found"] == 4 and one.stats["predicates_parsed"] == 1
+    # the same QAs in one batch: the same features as one at a time, parsed once
+    batch = ReferenceStructure(Detector(verbs), RuleParser(), embedder=Synonyms(), scope="relevant")
+    assert batch.features_many(LONG_REF, QUESTIONS, ANSWERS) == \
+        [fast.features(LONG_REF, q, a) for q, a in zip(QUESTIONS, ANSWERS)]
+    assert batch.stats["predicates_parsed"] <= 4
+
+
+def test_scope_is_checked_and_switched_through_a_scorer():
+    from models.entailment import StackedScorer
+    from models.fast_path import use_reference_scope
+
+    st = ReferenceStructure(Detector({"approved"}), RuleParser())
+    with pytest.raises(ValueError, match="scope"):
+        st.scope = "some"
+    scorer = StackedScorer(["lex_raw", "struct_role_conflict"], coef=[1.0, -3.0], structure=st)
+    assert use_reference_scope(scorer, "relevant") == 1 and st.scope == "relevant"
+    assert use_reference_scope(StackedScorer(["lex_raw"]), "relevant") == 0

@@ -23,6 +23,15 @@ With a sentence embedder (MiniLM), two soft versions of the exact matches above,
 
 A reference with no predicate, or a question that is not a QA-SRL template, gives the neutral
 values below and `fallback` = 1: the lexical features carry the decision (never a crash).
+
+Scope (what of the reference is parsed): `all` (the exact path) parses every predicate the detector
+finds; `relevant` (the fast path) runs the detector over every sentence but parses, for each
+hypothesis QA, only the predicates its features can read: those with the question's verb form, and
+those in a sentence that holds a content word of the answer. Every exact feature comes out the
+same (an answer word among another predicate's arguments is a word of that predicate's sentence);
+struct_fact_sim takes its maximum over those QAs only, and struct_pred_sim compares with every
+detected predicate's verb form (not only the ones the parser gave a QA). Parsed predicates are
+cached per reference, so later QAs of the same reference pay only for what is new.
 """
 from __future__ import annotations
 
@@ -30,7 +39,8 @@ from typing import Sequence
 
 from metrics.roles import question_to_sem_role
 from models.entailment.scorers import EmbeddingScorer
-from models.qa_alignment import answer_relation, content_set, extract_qas, numbers_conflict, numbers_in
+from models.qa_alignment import (answer_relation, content_set, detect_predicates, numbers_conflict, numbers_in,
+                                 parse_predicates, verb_form_of)
 from models.parser.question_slots import parse_question, verb_word
 from models.parser import load_parser
 from models.predicates import PredicateDetector
@@ -41,6 +51,7 @@ SIMILARITY_FEATURES = ("struct_fact_sim", "struct_pred_sim")
 STRUCT_FEATURES = EXACT_FEATURES + SIMILARITY_FEATURES
 NEUTRAL = {f: 0.0 for f in STRUCT_FEATURES}
 SENTENCE_END = {".", "!", "?"}
+SCOPES = ("all", "relevant")
 
 
 def split_sentences(tokens: Sequence[str], max_len: int = 80) -> list[list[str]]:
@@ -54,19 +65,52 @@ def split_sentences(tokens: Sequence[str], max_len: int = 80) -> list[list[str]]
     return out + ([cur] if cur else [])
 
 
+class _Reference:
+    """One reference: its sentences, their content words, the detector's predicates (every one),
+    and the QAs of the predicates parsed so far (by the predicate's position in `predicates`)."""
+
+    def __init__(self, sentences: list[list[str]], predicates: list[dict]):
+        self.sentences, self.predicates = sentences, predicates
+        self.words = [content_set(s) for s in sentences]
+        self.forms = sorted({verb_form_of(p) for p in predicates})
+        self.qas: dict[int, list[dict]] = {}
+
+    def qas_of(self, ids) -> list[dict]:
+        return [q for i in ids for q in self.qas[i]]
+
+    def relevant(self, forms: set[str], answer: str) -> list[int]:
+        """The predicates a hypothesis QA's features can read: its verb forms', and those of the
+        sentences that hold a content word of its answer."""
+        words = content_set(answer.split())
+        return [i for i, p in enumerate(self.predicates)
+                if verb_form_of(p) in forms or self.words[p["sentence"]] & words]
+
+
 class ReferenceStructure:
     """The QAs of references, parsed once each (keyed by their tokens), and the features of
     hypothesis QAs against them."""
 
     def __init__(self, detector, parser, parser_path: str | None = None, detector_path: str | None = None,
-                 embedder=None, embedder_path: str | None = None):
+                 embedder=None, embedder_path: str | None = None, scope: str = "all"):
         self.detector, self.parser, self.embedder = detector, parser, embedder
         self.paths = {"parser": parser_path, "detector": detector_path}
         if embedder is not None:
             self.paths["embedder"] = embedder_path
-        self.cache: dict[tuple, list[dict]] = {}
+        self.scope = scope
+        self.cache: dict[tuple, _Reference] = {}
         self.vectors: dict[str, object] = {}  # text -> unit embedding (reference QAs, predicates)
-        self.stats = {"references": 0, "no_predicate": 0, "unparsed_questions": 0}
+        self.stats = {"references": 0, "no_predicate": 0, "unparsed_questions": 0, "predicates_found": 0,
+                      "predicates_parsed": 0}
+
+    @property
+    def scope(self) -> str:
+        return self._scope
+
+    @scope.setter
+    def scope(self, value: str) -> None:
+        if value not in SCOPES:
+            raise ValueError(f"reference scope {value!r}: one of {SCOPES}")
+        self._scope = value
 
     @classmethod
     def from_pretrained(cls, parser: str, detector: str, batch_size: int = 32,
@@ -77,16 +121,30 @@ class ReferenceStructure:
         return cls(PredicateDetector.from_pretrained(detector, batch_size=batch_size),
                    load_parser(parser, batch_size=batch_size), parser, detector, emb, embedder)
 
-    def reference_qas(self, tokens: Sequence[str]) -> list[dict]:
+    def reference(self, tokens: Sequence[str]) -> _Reference:
+        """A reference split and run through the detector, once (cached by its tokens)."""
         key = tuple(tokens)
         if key not in self.cache:
             sentences = split_sentences(list(tokens))
-            qas = [dict(q, sentence=j, tokens=s) for j, (s, sq) in
-                   enumerate(zip(sentences, extract_qas(sentences, self.detector, self.parser))) for q in sq]
-            self.cache[key] = qas
+            ref = self.cache[key] = _Reference(sentences, detect_predicates(sentences, self.detector))
             self.stats["references"] += 1
-            self.stats["no_predicate"] += not qas
+            self.stats["no_predicate"] += not ref.predicates
+            self.stats["predicates_found"] += len(ref.predicates)
         return self.cache[key]
+
+    def parse(self, ref: _Reference, ids) -> None:
+        """Parse the predicates `ids` of a reference that are not parsed yet (one batch)."""
+        todo = [i for i in dict.fromkeys(ids) if i not in ref.qas]
+        for i, qas in zip(todo, parse_predicates([ref.predicates[i] for i in todo], self.parser)):
+            j = ref.predicates[i]["sentence"]
+            ref.qas[i] = [dict(q, sentence=j, tokens=ref.sentences[j]) for q in qas]
+        self.stats["predicates_parsed"] += len(todo)
+
+    def reference_qas(self, tokens: Sequence[str]) -> list[dict]:
+        """Every QA of a reference (every predicate parsed), in sentence order."""
+        ref = self.reference(tokens)
+        self.parse(ref, range(len(ref.predicates)))
+        return ref.qas_of(range(len(ref.predicates)))
 
     def hypothesis_predicate(self, question: str) -> tuple[set[str], str | None] | None:
         """(verb forms, role) of a hypothesis question, or None when it is not a template question.
@@ -111,27 +169,46 @@ class ReferenceStructure:
         return np.array([self.vectors[t] for t in texts]).reshape(len(texts), -1)
 
     def features_many(self, premise: Sequence[str], questions: Sequence[str], answers: Sequence[str]) -> list[dict]:
-        """features() of several QAs against one reference, their embeddings in one batch."""
-        if self.embedder is not None and self.reference_qas(premise):
-            self.embed([f"{q} {a}" for q, a in zip(questions, answers)])  # features() finds them cached
-        return [self.features(premise, q, a) for q, a in zip(questions, answers)]
+        """features() of several QAs against one reference: the parse and the embeddings batched."""
+        hyps = [self.hypothesis_predicate(q) for q in questions]
+        if self.scope == "all":
+            ref_qas = self.reference_qas(premise)
+            if self.embedder is not None and ref_qas:
+                self.embed([f"{q} {a}" for q, a in zip(questions, answers)])  # features() finds them cached
+            forms = sorted({q["verb_form"] for q in ref_qas})
+            return [self._features(ref_qas, forms, h, q, a) for h, q, a in zip(hyps, questions, answers)]
+        ref = self.reference(premise)
+        ids = [ref.relevant(h[0], a) if h is not None else [] for h, a in zip(hyps, answers)]
+        self.parse(ref, sorted(set().union(*ids)))
+        if self.embedder is not None and ref.predicates:
+            self.embed([f"{q} {a}" for q, a in zip(questions, answers)])
+            self.embed([f"{q['question']} {q['answer']}" for q in ref.qas_of(sorted(set().union(*ids)))])
+        return [self._features(ref.qas_of(i), ref.forms, h, q, a, any_predicate=bool(ref.predicates))
+                for i, h, q, a in zip(ids, hyps, questions, answers)]
 
-    def similarity(self, ref: list[dict], forms: set[str], question: str, answer: str) -> dict:
-        """struct_fact_sim and struct_pred_sim of one QA against the reference's QAs."""
-        facts = self.embed([f"{q['question']} {q['answer']}" for q in ref])
-        fact_sim = float((facts @ self.embed([f"{question} {answer}"])[0]).max())
-        preds = sorted({q["verb_form"] for q in ref})
+    def features(self, premise: Sequence[str], question: str, answer: str) -> dict:
+        return self.features_many(premise, [question], [answer])[0]
+
+    def similarity(self, ref: list[dict], preds: list[str], forms: set[str], question: str, answer: str) -> dict:
+        """struct_fact_sim and struct_pred_sim of one QA against the reference's QAs and verb forms."""
+        if ref:
+            facts = self.embed([f"{q['question']} {q['answer']}" for q in ref])
+            fact_sim = float((facts @ self.embed([f"{question} {answer}"])[0]).max())
+        else:  # relevant scope: no reference QA shares a word or the verb with this one
+            fact_sim = 0.0
         if forms & set(preds):
             pred_sim = 1.0
         else:  # the shortest form (the lemma "beat", not "beaten") against the reference's verb forms
             word = min(forms, key=lambda f: (len(f), f)) if forms else ""
-            pred_sim = float((self.embed(preds) @ self.embed([word])[0]).max()) if word else 0.0
+            pred_sim = float((self.embed(preds) @ self.embed([word])[0]).max()) if word and preds else 0.0
         return {"struct_fact_sim": fact_sim, "struct_pred_sim": pred_sim}
 
-    def features(self, premise: Sequence[str], question: str, answer: str) -> dict:
-        ref = self.reference_qas(premise)
-        hyp = self.hypothesis_predicate(question)
-        if not ref or hyp is None:
+    def _features(self, ref: list[dict], preds: list[str], hyp, question: str, answer: str,
+                  any_predicate: bool | None = None) -> dict:
+        """The features of one hypothesis QA (hyp: hypothesis_predicate's answer) against the
+        reference QAs `ref` and the reference's verb forms `preds`; any_predicate: whether the
+        reference has a predicate at all (default: whether `ref` has a QA)."""
+        if not (bool(ref) if any_predicate is None else any_predicate) or hyp is None:
             return {**NEUTRAL, "struct_fallback": 1.0}
         forms, role = hyp
         answer_toks = answer.split()
@@ -153,6 +230,6 @@ class ReferenceStructure:
             "struct_answer_in_args": len(words & pred_args) / len(words) if words else 0.0,
             "struct_answer_elsewhere": len((words & other_args) - pred_args) / len(words) if words else 0.0,
             "struct_fallback": 0.0,
-            **(self.similarity(ref, forms, question, answer) if self.embedder is not None else
+            **(self.similarity(ref, preds, forms, question, answer) if self.embedder is not None else
                {f: 0.0 for f in SIMILARITY_FEATURES}),
         }
