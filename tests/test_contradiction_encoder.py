@@ -233,3 +233,28 @@ def test_the_gate_parses_only_the_pairs_the_encoder_scores_high(tmp_path, script
 
     exact = run(compose_cfg("eval_contradiction", [*ctr, "gate=0"]), tmp_path / "D0")
     assert exact["gate"] is None and exact["basis"] == {"encoder+alignment": 20, "encoder": 1}
+
+
+def test_stages_train_alone_and_the_run_reloads_them(tmp_path, scripted):
+    """encoder.stage=X trains stage X alone (stages at once in separate processes); the plain run then
+    reloads every stage and gives what a run that trained them itself gives."""
+    from train.contradiction import train
+
+    pairs = _pairs_file(tmp_path / "pairs.jsonl")
+    big = tmp_path / "big.jsonl"
+    big.write_text("".join(line.replace('"prompt": "', '"prompt": "big ') for line in pairs.read_text().splitlines(True)))
+    over = ["parser=P", "detector=D", "entailment=E", f"data.train_file={pairs}", f"selection.files=[{big}]",
+            "cv.folds=2", "cv.C=[1.0]", "cv.feature_sets=[encoder]", TINY, "encoder.tokenizer=minilm",
+            f"encoder.train_files=[{big}]", "encoder.report_files=[]", "encoder.max_steps=2", "encoder.batch_size=4",
+            "encoder.bf16=false", f"analysis_cache={tmp_path / 'cache'}"]
+    with pytest.raises(ValueError, match="encoder.stage=fold7"):
+        train(compose_cfg("train_contradiction", [*over, "encoder.stage=fold7"]), tmp_path / "S")
+    for stage in ("final", "fold1", "fold0"):
+        assert train(compose_cfg("train_contradiction", [*over, f"encoder.stage={stage}"]), tmp_path / "S") == \
+            {"encoder_stage": stage}
+        assert (tmp_path / "S" / "encoder" / stage / "model").is_dir()
+    assert not (tmp_path / "S" / "cv_metrics.json").exists()
+    staged = train(compose_cfg("train_contradiction", over), tmp_path / "S")
+    whole = train(compose_cfg("train_contradiction", over), tmp_path / "W")
+    assert staged["chosen"] == whole["chosen"]
+    assert all(s["steps"] == 2 for s in staged["encoder"]["stages"].values())

@@ -7,6 +7,8 @@ all the training pairs except part k's, then scores part k. A selection pair of 
 never trains on (validation) is scored by the final encoder, trained on all the training pairs.
 The stacker and the threshold are then chosen on scores that are all out of sample, as the test's
 will be. Each encoder is a stage of its own in RUN/encoder/ (train/contradiction/pair_encoder.py: resumable).
+`encoder.stage=fold<k>|final` trains that one stage and stops, so that the stages can train at once
+in separate processes (cores, GPUs); the run without it then finds them done and reloads them.
 """
 from __future__ import annotations
 
@@ -41,6 +43,16 @@ def encoder_scores(cfg: DictConfig, sel_pairs: list[dict], train_pairs: list[dic
     fold_of = prompt_folds({p["group"] for p in train_pairs + sel_pairs if p["file"] in shared_files}, folds, seed) \
         if folds else {}
     info = {"folds": folds, "shared_files": sorted(shared_files), "stages": {}}
+    stages = [f"fold{k}" for k in range(folds)] + ["final"]
+    only = enc.get("stage")
+    if only is not None and str(only) not in stages:
+        raise ValueError(f"encoder.stage={only}: one of {stages}")
+    if only is not None:  # one stage alone, then stop
+        k = stages.index(str(only))
+        part = train_pairs if only == "final" else \
+            [p for p in train_pairs if not (p["file"] in shared_files and fold_of[p["group"]] == k)]
+        train_stage(enc, part, run_dir / "encoder" / str(only), seed + (k if only != "final" else 0), cfg)
+        return None
     for k in range(folds):
         part = [p for p in train_pairs if not (p["file"] in shared_files and fold_of[p["group"]] == k)]
         encoder = train_stage(enc, part, run_dir / "encoder" / f"fold{k}", seed + k, cfg)

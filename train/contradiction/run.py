@@ -3,6 +3,7 @@
     python -m train.contradiction parser=P detector=DET entailment=E hydra.run.dir=R
     python -m train.contradiction ... encoder.model=minilm|mpnet        # + a pair encoder (the shipped: mpnet)
     python -m train.contradiction encoder.model=mpnet alignment=false   # the encoder alone, no parser
+    python -m train.contradiction ... encoder.stage=final               # one encoder stage alone (run stages at once)
 
 Selection pairs: ChatProtect validation (human labels) + `selection.files` (chatgpt.big: the release
 detector's labels, 100 other prompts). With `encoder.model`, a cross-encoder (models/contradiction/pair_encoder.py)
@@ -209,7 +210,11 @@ def train(cfg: DictConfig, run_dir: Path) -> dict:
     run_dir.mkdir(parents=True, exist_ok=True)
     final_encoder, enc_info = None, {}
     if with_encoder:  # first: the parse below may come from a cache that another run fills meanwhile
-        scores, final_encoder, enc_info = encoder_scores(cfg, pairs + report, enc_pairs, run_dir)
+        done = encoder_scores(cfg, pairs + report, enc_pairs, run_dir)
+        if done is None:  # encoder.stage: that stage alone
+            log.info("encoder stage %s trained; run without encoder.stage to finish", enc.stage)
+            return {"encoder_stage": str(enc.stage)}
+        scores, final_encoder, enc_info = done
         enc_info["report"] = report_by_generator(report, scores[len(pairs):])
     components = load_components(cfg.parser, cfg.detector, cfg.entailment, int(cfg.batch_size)) if with_alignment \
         else (None, None, None, None)
