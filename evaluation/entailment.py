@@ -92,12 +92,13 @@ def evaluate(cfg: DictConfig, run_dir: str | Path) -> dict:
     if not examples:
         raise ValueError(f"{cfg.data.file}: no usable examples (skipped: {dict(skipped)})")
     scorer, cv_threshold = build_scorer(cfg)
-    from models.fast_path import resolve_precision, use_precision, use_reference_scope
+    from models.fast_path import resolve_precision, use_precision, use_reference_cache, use_reference_scope
 
     precision = resolve_precision(str(cfg.get("precision", "auto")))  # fp32: the exact path
     if precision != "fp32":
         log.info("precision %s for %s", precision, use_precision(scorer, precision) or "no neural part")
     use_reference_scope(scorer, str(cfg.get("reference_scope", "all")))
+    use_reference_cache(scorer, cfg.get("reference_cache"))
     log.info("scoring %d %s examples with %s", len(examples), cfg.data.split, cfg.scorer.name)
     scores = scorer.score_examples(examples, progress=True)
     gold = [e["supported"] for e in examples]

@@ -80,3 +80,12 @@ def use_reference_scope(obj, scope: str) -> int:
     for s in found:
         s.scope = scope
     return len(found)
+
+
+def use_reference_cache(obj, folder) -> int:
+    """Keep the parsed references of `obj`'s structures in `folder` across runs (None: memory only;
+    models/entailment/reference_cache.py): how many structures it set."""
+    found = structures(obj)
+    for s in found:
+        s.use_disk_cache(folder)
+    return len(found)

@@ -256,3 +256,30 @@ def test_scope_is_checked_and_switched_through_a_scorer():
     scorer = StackedScorer(["lex_raw", "struct_role_conflict"], coef=[1.0, -3.0], structure=st)
     assert use_reference_scope(scorer, "relevant") == 1 and st.scope == "relevant"
     assert use_reference_scope(StackedScorer(["lex_raw"]), "relevant") == 0
+
+
+def test_a_disk_cache_keeps_parsed_references_across_runs(tmp_path):
+    """reference_cache: a second run (another structure, the same folder) parses nothing it has and
+    gives the same features; other checkpoints miss; an unreadable file is parsed again."""
+    verbs = {"approved", "signed", "vetoed", "said"}
+
+    def run(scope="relevant", parser_path="P"):
+        st = ReferenceStructure(Detector(verbs), RuleParser(), parser_path, "D", Synonyms(), "syn", scope=scope)
+        st.use_disk_cache(tmp_path / "refs")
+        return st, st.features_many(LONG_REF, QUESTIONS[:1], ANSWERS[:1])
+
+    first, feats = run()
+    assert first.stats["predicates_parsed"] == 1 and first.disk.stats == {"hits": 0, "misses": 1, "unreadable": 0, "written": 1}
+    again, same = run()
+    assert same == feats and again.stats["predicates_parsed"] == 0 and again.disk.stats["hits"] == 1
+    # the exact scope reads the partial parse and adds only what it lacks
+    whole, exact = run(scope="all")
+    assert whole.stats["predicates_parsed"] == 3 and whole.disk.stats["written"] == 1
+    assert [e["struct_role_match"] for e in exact] == [f["struct_role_match"] for f in feats]
+    other, _ = run(parser_path="P2")
+    assert other.disk.stats["misses"] == 1 and other.stats["predicates_parsed"] == 1
+    for f in (tmp_path / "refs").glob("*.json"):
+        f.write_text("{not json")
+    broken, again_feats = run()
+    assert broken.disk.stats["unreadable"] == 1 and again_feats == feats
+    assert not list((tmp_path / "refs").glob("*.tmp*"))

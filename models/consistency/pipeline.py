@@ -21,7 +21,7 @@ from models.consistency.inputs import invalid_report, pair_problems
 from models.entailment import load_scorer, score_qas
 from models.entailment.features import group_indices
 from models.text import as_sentences, as_tokens, script_warnings
-from models.fast_path import resolve_precision, use_precision, use_reference_scope
+from models.fast_path import resolve_precision, use_precision, use_reference_cache, use_reference_scope
 from models.memory import release_free_memory
 from models.consistency.copula import Lexicon, copular_records
 from models.parser import load_parser
@@ -53,12 +53,13 @@ class ConsistencyPipeline:
     def from_pretrained(cls, classifier: str, parser: str | None = None, detector: str | None = None,
                         device: str | None = None, batch_size: int = 32, threshold: float | str = 0.5,
                         copulas: bool = True, lexicon=None, precision: str = "fp32",
-                        reference_scope: str = "all"):
+                        reference_scope: str = "all", reference_cache: str | None = None):
         """Load the published checkpoints by folder or Hub id. threshold: a number, or "dev" for
         the threshold the classifier's cross-validation chose (saved with it). precision: fp32 (the
         exact path), bf16 / int8 for the detectors, parsers and embedders, or auto (bf16 where it is
         native; models/fast_path.py). reference_scope: what of a reference a stacked checkpoint parses,
-        all (the exact path) or relevant (the predicates each QA's features read; models/entailment/structure.py)."""
+        all (the exact path) or relevant (the predicates each QA's features read; models/entailment/structure.py);
+        reference_cache: a folder that keeps parsed references across runs (models/entailment/reference_cache.py)."""
         scorer = load_scorer(classifier, batch_size=batch_size)
         if threshold == "dev":
             threshold = getattr(scorer, "threshold", None) or 0.5
@@ -71,6 +72,7 @@ class ConsistencyPipeline:
         if resolve_precision(precision) != "fp32":
             use_precision(pipe, precision)
         use_reference_scope(pipe, reference_scope)
+        use_reference_cache(pipe, reference_cache)
         return pipe
 
     # ------------------------------------------------------------------ stages

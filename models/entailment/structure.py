@@ -69,11 +69,17 @@ class _Reference:
     """One reference: its sentences, their content words, the detector's predicates (every one),
     and the QAs of the predicates parsed so far (by the predicate's position in `predicates`)."""
 
-    def __init__(self, sentences: list[list[str]], predicates: list[dict]):
+    def __init__(self, sentences: list[list[str]], predicates: list[dict], qas: dict | None = None):
         self.sentences, self.predicates = sentences, predicates
         self.words = [content_set(s) for s in sentences]
         self.forms = sorted({verb_form_of(p) for p in predicates})
-        self.qas: dict[int, list[dict]] = {}
+        self.qas: dict[int, list[dict]] = dict(qas or {})
+        self.changed = qas is None  # not yet as it is on disk (models/entailment/reference_cache.py)
+        self.saved_vectors = 0  # how many of its texts' embeddings are on disk
+
+    def texts(self) -> list[str]:
+        """The texts the similarity features embed: the parsed QAs and the verb forms."""
+        return [f"{q['question']} {q['answer']}" for v in self.qas.values() for q in v] + self.forms
 
     def qas_of(self, ids) -> list[dict]:
         return [q for i in ids for q in self.qas[i]]
@@ -97,6 +103,7 @@ class ReferenceStructure:
         if embedder is not None:
             self.paths["embedder"] = embedder_path
         self.scope = scope
+        self.disk = None  # a ReferenceCache: parsed references kept on disk by content (use_disk_cache)
         self.cache: dict[tuple, _Reference] = {}
         self.vectors: dict[str, object] = {}  # text -> unit embedding (reference QAs, predicates)
         self.stats = {"references": 0, "no_predicate": 0, "unparsed_questions": 0, "predicates_found": 0,
@@ -121,16 +128,45 @@ class ReferenceStructure:
         return cls(PredicateDetector.from_pretrained(detector, batch_size=batch_size),
                    load_parser(parser, batch_size=batch_size), parser, detector, emb, embedder)
 
+    def use_disk_cache(self, folder) -> None:
+        """Keep parsed references in `folder` (None: in memory only)."""
+        from models.entailment.reference_cache import ReferenceCache
+
+        self.disk = ReferenceCache(folder) if folder else None
+
+    def identity(self) -> dict:
+        """What a parsed reference depends on: the checkpoints and the precision each part ran in."""
+        parts = {"parser": self.parser, "detector": self.detector, "embedder": self.embedder}
+        return {"paths": {k: str(v) for k, v in self.paths.items()},
+                "bf16": {k: bool(getattr(v, "bf16", False)) for k, v in parts.items() if v is not None}}
+
     def reference(self, tokens: Sequence[str]) -> _Reference:
-        """A reference split and run through the detector, once (cached by its tokens)."""
+        """A reference split and run through the detector, once (cached by its tokens; with a disk
+        cache, once across runs)."""
         key = tuple(tokens)
         if key not in self.cache:
-            sentences = split_sentences(list(tokens))
-            ref = self.cache[key] = _Reference(sentences, detect_predicates(sentences, self.detector))
+            loaded = self.disk.load(key, self.identity()) if self.disk is not None else None
+            if loaded is not None:
+                sentences, predicates, qas, vectors = loaded
+                ref = self.cache[key] = _Reference(sentences, predicates, qas)
+                self.vectors.update((t, v) for t, v in vectors.items() if t not in self.vectors)
+                ref.saved_vectors = len(vectors)
+            else:
+                sentences = split_sentences(list(tokens))
+                ref = self.cache[key] = _Reference(sentences, detect_predicates(sentences, self.detector))
+                self.stats["predicates_found"] += len(ref.predicates)
             self.stats["references"] += 1
             self.stats["no_predicate"] += not ref.predicates
-            self.stats["predicates_found"] += len(ref.predicates)
         return self.cache[key]
+
+    def _keep(self, tokens: Sequence[str], ref: _Reference) -> None:
+        """Write a reference that gained parses or embeddings to the disk cache."""
+        if self.disk is None:
+            return
+        vectors = {t: self.vectors[t] for t in dict.fromkeys(ref.texts()) if t in self.vectors}
+        if ref.changed or len(vectors) > ref.saved_vectors:
+            self.disk.save(tuple(tokens), self.identity(), ref.sentences, ref.predicates, ref.qas, vectors)
+            ref.changed, ref.saved_vectors = False, len(vectors)
 
     def parse(self, ref: _Reference, ids) -> None:
         """Parse the predicates `ids` of a reference that are not parsed yet (one batch)."""
@@ -139,6 +175,7 @@ class ReferenceStructure:
             j = ref.predicates[i]["sentence"]
             ref.qas[i] = [dict(q, sentence=j, tokens=ref.sentences[j]) for q in qas]
         self.stats["predicates_parsed"] += len(todo)
+        ref.changed |= bool(todo)
 
     def reference_qas(self, tokens: Sequence[str]) -> list[dict]:
         """Every QA of a reference (every predicate parsed), in sentence order."""
@@ -176,15 +213,19 @@ class ReferenceStructure:
             if self.embedder is not None and ref_qas:
                 self.embed([f"{q} {a}" for q, a in zip(questions, answers)])  # features() finds them cached
             forms = sorted({q["verb_form"] for q in ref_qas})
-            return [self._features(ref_qas, forms, h, q, a) for h, q, a in zip(hyps, questions, answers)]
-        ref = self.reference(premise)
-        ids = [ref.relevant(h[0], a) if h is not None else [] for h, a in zip(hyps, answers)]
-        self.parse(ref, sorted(set().union(*ids)))
-        if self.embedder is not None and ref.predicates:
-            self.embed([f"{q} {a}" for q, a in zip(questions, answers)])
-            self.embed([f"{q['question']} {q['answer']}" for q in ref.qas_of(sorted(set().union(*ids)))])
-        return [self._features(ref.qas_of(i), ref.forms, h, q, a, any_predicate=bool(ref.predicates))
-                for i, h, q, a in zip(ids, hyps, questions, answers)]
+            out = [self._features(ref_qas, forms, h, q, a) for h, q, a in zip(hyps, questions, answers)]
+        else:
+            ref = self.reference(premise)
+            ids = [ref.relevant(h[0], a) if h is not None else [] for h, a in zip(hyps, answers)]
+            self.parse(ref, sorted(set().union(*ids)))
+            if self.embedder is not None and ref.predicates:
+                self.embed([f"{q} {a}" for q, a in zip(questions, answers)])
+                self.embed([f"{q['question']} {q['answer']}" for q in ref.qas_of(sorted(set().union(*ids)))])
+            out = [self._features(ref.qas_of(i), ref.forms, h, q, a, any_predicate=bool(ref.predicates))
+                   for i, h, q, a in zip(ids, hyps, questions, answers)]
+        if self.disk is not None:
+            self._keep(premise, self.cache[tuple(premise)])
+        return out
 
     def features(self, premise: Sequence[str], question: str, answer: str) -> dict:
         return self.features_many(premise, [question], [answer])[0]
