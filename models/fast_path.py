@@ -47,8 +47,11 @@ def use_precision(obj, precision: str) -> list[str]:
     precision = resolve_precision(precision)
     if precision not in PRECISIONS:
         raise ValueError(f"precision={precision!r}: one of {PRECISIONS} or auto")
-    switched = []
+    switched, seen = [], set()
     for name, part in neural_parts(obj).items():
+        if id(part) in seen:  # one model serving two roles (the stacked scorer's shared MiniLM): once
+            continue
+        seen.add(id(part))
         if not hasattr(part, "bf16"):
             log.warning("%s (%s) has no bf16 switch: it stays fp32", name, type(part).__name__)
             continue

@@ -138,7 +138,7 @@ def test_train_chooses_by_cv_and_saves_the_parser_reference(tmp_path, monkeypatc
     from test_entailment import FIXTURE
     from train.entailment import train
 
-    def fake(cls, p, d, batch_size=32, embedder=None):
+    def fake(cls, p, d, batch_size=32, embedder=None, embedder_model=None):
         return cls(Detector({"approved", "signed", "said"}), RuleParser(), p, d,
                    Synonyms() if embedder else None, embedder)
 
@@ -283,3 +283,32 @@ def test_a_disk_cache_keeps_parsed_references_across_runs(tmp_path):
     broken, again_feats = run()
     assert broken.disk.stats["unreadable"] == 1 and again_feats == feats
     assert not list((tmp_path / "refs").glob("*.tmp*"))
+
+
+def test_the_stacked_scorer_loads_one_minilm_for_both_of_its_roles(tmp_path, monkeypatch):
+    """The `embedding` feature and the structure's similarity features both embed with MiniLM: the
+    checkpoint loads it once and both use that one model."""
+    import json
+
+    import models.entailment.io as io
+
+    class Light:  # stands for EmbeddingScorer (no weights loaded)
+        made = 0
+
+        def __init__(self, *a, **k):
+            Light.made += 1
+
+    seen = {}
+
+    def fake(cls, p, d, batch_size=32, embedder=None, embedder_model=None):
+        seen.update(embedder=embedder, shared=embedder_model)
+        return cls(Detector({"approved"}), RuleParser(), p, d, embedder_model or Light(), embedder)
+
+    monkeypatch.setattr(io, "EmbeddingScorer", Light)
+    monkeypatch.setattr(io.ReferenceStructure, "from_pretrained", classmethod(fake))
+    fmt = {"family": "stacked", "features": ["lex_raw", "embedding", "struct_fact_sim"], "coef": [1.0, 1.0, 1.0],
+           "intercept": 0.0, "mean": [0, 0, 0], "std": [1, 1, 1], "embedding": True,
+           "structure": {"parser": "P", "detector": "D", "embedder": "minilm"}}
+    (tmp_path / "entailment_format.json").write_text(json.dumps(fmt))
+    scorer = io.load_scorer(tmp_path)
+    assert Light.made == 1 and scorer.structure.embedder is scorer.embedding and seen["shared"] is scorer.embedding

@@ -18,6 +18,7 @@ from models.entailment.neural import NeuralScorer, model_class, scorer_class
 from models.entailment.scorers import EmbeddingScorer
 from models.entailment.stacked import StackedScorer
 from models.entailment.structure import ReferenceStructure
+from models.model_paths import resolve_model_path
 
 FORMAT_FILE = "entailment_format.json"
 
@@ -72,7 +73,10 @@ def load_stacked(folder: Path, fmt: dict, batch_size: int | None = None) -> Stac
     embedding = EmbeddingScorer() if fmt.get("embedding") else None
     structure = None
     if fmt.get("structure"):  # the parser and detector it was trained with (folders or Hub ids)
+        name = fmt["structure"].get("embedder")
+        shared = embedding if embedding is not None and name and \
+            resolve_model_path(name) == resolve_model_path("minilm") else None  # one MiniLM in memory, not two
         structure = ReferenceStructure.from_pretrained(fmt["structure"]["parser"], fmt["structure"]["detector"],
-                                                       batch_size or 32, fmt["structure"].get("embedder"))
+                                                       batch_size or 32, name, embedder_model=shared)
     return StackedScorer(fmt["features"], fmt["coef"], fmt["intercept"], fmt["mean"], fmt["std"],
                          neural=neural, embedding=embedding, threshold=fmt.get("threshold"), structure=structure)

@@ -121,10 +121,10 @@ class ReferenceStructure:
 
     @classmethod
     def from_pretrained(cls, parser: str, detector: str, batch_size: int = 32,
-                        embedder: str | None = None) -> "ReferenceStructure":
+                        embedder: str | None = None, embedder_model=None) -> "ReferenceStructure":
         """embedder: a sentence-embedding model name or path ("minilm") for the similarity
-        features; None for the exact ones only."""
-        emb = EmbeddingScorer(embedder) if embedder else None
+        features; None for the exact ones only. embedder_model: that model already loaded (shared)."""
+        emb = (embedder_model or EmbeddingScorer(embedder)) if embedder else None
         return cls(PredicateDetector.from_pretrained(detector, batch_size=batch_size),
                    load_parser(parser, batch_size=batch_size), parser, detector, emb, embedder)
 
