@@ -80,7 +80,7 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
                                                device=cfg.get("device"), batch_size=int(cfg.batch_size),
                                                threshold=threshold, copulas=bool(cfg.get("copulas", True)),
                                                precision=str(cfg.get("precision", "auto")),
-                                               reference_scope=str(cfg.get("reference_scope", "all")),
+                                               reference_scope=str(cfg.get("reference_scope", "auto")),
                                                reference_cache=cfg.get("reference_cache"))
     reports = pipe.run(pairs, batched=not cfg.get("one_at_a_time", False))
     run_dir.mkdir(parents=True, exist_ok=True)

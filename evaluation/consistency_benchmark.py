@@ -130,7 +130,7 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
                                                device=cfg.get("device"), batch_size=int(cfg.batch_size),
                                                threshold=float(cfg.threshold), copulas=bool(cfg.get("copulas", True)),
                                                precision=str(cfg.get("precision", "auto")),
-                                               reference_scope=str(cfg.get("reference_scope", "all")),
+                                               reference_scope=str(cfg.get("reference_scope", "auto")),
                                                reference_cache=cfg.get("reference_cache"))
     gold_pairs = [{"id": r["id"], "reference": r["reference"], "generated": r["sentences"], "qas": r["qas"]}
                   for r in responses]

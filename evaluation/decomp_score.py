@@ -75,7 +75,7 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
                                                batch_size=int(cfg.batch_size), threshold=float(cfg.threshold),
                                                copulas=lexicon is not None, lexicon=lexicon,
                                                precision=str(cfg.get("precision", "auto")),
-                                               reference_scope=str(cfg.get("reference_scope", "all")),
+                                               reference_scope=str(cfg.get("reference_scope", "auto")),
                                                reference_cache=cfg.get("reference_cache"))
     reports = pipe.run(pairs)
     metrics = {"set": name, "sample_data": is_sample, "parser": str(cfg.parser), "entailment": str(cfg.entailment),

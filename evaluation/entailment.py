@@ -97,7 +97,7 @@ def evaluate(cfg: DictConfig, run_dir: str | Path) -> dict:
     precision = resolve_precision(str(cfg.get("precision", "auto")))  # fp32: the exact path
     if precision != "fp32":
         log.info("precision %s for %s", precision, use_precision(scorer, precision) or "no neural part")
-    use_reference_scope(scorer, str(cfg.get("reference_scope", "all")))
+    use_reference_scope(scorer, str(cfg.get("reference_scope", "auto")))
     use_reference_cache(scorer, cfg.get("reference_cache"))
     log.info("scoring %d %s examples with %s", len(examples), cfg.data.split, cfg.scorer.name)
     scores = scorer.score_examples(examples, progress=True)

@@ -78,10 +78,11 @@ def structures(obj) -> list:
 
 def use_reference_scope(obj, scope: str) -> int:
     """Parse references in `scope` (all: every predicate, the exact path; relevant: the predicates
-    each hypothesis QA's features can read): how many structures it set."""
+    each hypothesis QA's features can read; auto: relevant where that changes no feature, i.e. a
+    structure without the similarity features, else all): how many structures it set."""
     found = structures(obj)
     for s in found:
-        s.scope = scope
+        s.scope = ("relevant" if s.embedder is None else "all") if scope == "auto" else scope
     return len(found)
 
 

@@ -256,6 +256,11 @@ def test_scope_is_checked_and_switched_through_a_scorer():
     scorer = StackedScorer(["lex_raw", "struct_role_conflict"], coef=[1.0, -3.0], structure=st)
     assert use_reference_scope(scorer, "relevant") == 1 and st.scope == "relevant"
     assert use_reference_scope(StackedScorer(["lex_raw"]), "relevant") == 0
+    # auto: relevant where no feature can change (no similarity features), the exact scope otherwise
+    assert use_reference_scope(scorer, "auto") == 1 and st.scope == "relevant"
+    sim = ReferenceStructure(Detector({"approved"}), RuleParser(), embedder=Synonyms())
+    use_reference_scope(StackedScorer(["lex_raw", "struct_fact_sim"], coef=[1.0, 1.0], structure=sim), "auto")
+    assert sim.scope == "all"
 
 
 def test_a_disk_cache_keeps_parsed_references_across_runs(tmp_path):

@@ -58,7 +58,8 @@ class ConsistencyPipeline:
         the threshold the classifier's cross-validation chose (saved with it). precision: fp32 (the
         exact path), bf16 / int8 for the detectors, parsers and embedders, or auto (bf16 where it is
         native; models/fast_path.py). reference_scope: what of a reference a stacked checkpoint parses,
-        all (the exact path) or relevant (the predicates each QA's features read; models/entailment/structure.py);
+        all (the exact path), relevant (the predicates each QA's features read; models/entailment/structure.py)
+        or auto (relevant where no feature changes: a checkpoint without the similarity features);
         reference_cache: a folder that keeps parsed references across runs (models/entailment/reference_cache.py)."""
         scorer = load_scorer(classifier, batch_size=batch_size)
         if threshold == "dev":
