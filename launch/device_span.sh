@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # On a lent GPU machine (the device tool), from the repository root, with device_pack/ carried
 # (python -m launch.device_pack here first): train the span parser on MiniLM for MINUTES, test it
-# once, and leave the metrics and logs in $OUT (run dir R = /tmp/span_gpu):
+# once (python -m train.parser +experiment=span_gpu_minilm, then evaluation.parser), and leave the metrics
+# and logs in $OUT (run dir R = /tmp/span_gpu):
 #   device.run(command="bash launch/device_span.sh", carry=["device_pack"], timeout_s=600)
 # MINUTES=6 by default (training; then dev and test evaluation, about a minute); extra args are Hydra overrides.
 # No GPU (a smoke run here): DEVICE_SMOKE=1 bash launch/device_span.sh (2 steps, 20 dev predicates, CPU).
