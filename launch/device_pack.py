@@ -60,7 +60,7 @@ def main(argv=None) -> Path:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--out", default="device_pack")
     ap.add_argument("--processed", default="data/processed")
-    ap.add_argument("--no-wheels", action="store_true", help="tests: no pip")
+    ap.add_argument("--no-wheels", action="store_true", help="leave the wheels out (no pip: repack the weights and records only)")
     a = ap.parse_args(argv)
     out = Path(a.out)
     (out / "wheels").mkdir(parents=True, exist_ok=True)

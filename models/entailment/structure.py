@@ -217,10 +217,11 @@ class ReferenceStructure:
         else:
             ref = self.reference(premise)
             ids = [ref.relevant(h[0], a) if h is not None else [] for h, a in zip(hyps, answers)]
-            self.parse(ref, sorted(set().union(*ids)))
+            needed = sorted(set().union(*ids))
+            self.parse(ref, needed)
             if self.embedder is not None and ref.predicates:
                 self.embed([f"{q} {a}" for q, a in zip(questions, answers)])
-                self.embed([f"{q['question']} {q['answer']}" for q in ref.qas_of(sorted(set().union(*ids)))])
+                self.embed([f"{q['question']} {q['answer']}" for q in ref.qas_of(needed)])
             out = [self._features(ref.qas_of(i), ref.forms, h, q, a, any_predicate=bool(ref.predicates))
                    for i, h, q, a in zip(ids, hyps, questions, answers)]
         if self.disk is not None:

@@ -43,25 +43,34 @@ def encoder_scores(cfg: DictConfig, sel_pairs: list[dict], train_pairs: list[dic
     fold_of = prompt_folds({p["group"] for p in train_pairs + sel_pairs if p["file"] in shared_files}, folds, seed) \
         if folds else {}
     info = {"folds": folds, "shared_files": sorted(shared_files), "stages": {}}
+
+    def in_fold(p: dict, k: int) -> bool:
+        return p["file"] in shared_files and fold_of[p["group"]] == k
+
+    def stage(name: str):
+        """Train (or reload) one stage: fold k trains on every training pair outside fold k, seed + k;
+        the final stage on all of them, seed."""
+        if name == "final":
+            return train_stage(enc, train_pairs, run_dir / "encoder" / "final", seed, cfg)
+        k = int(name[len("fold"):])
+        return train_stage(enc, [p for p in train_pairs if not in_fold(p, k)], run_dir / "encoder" / name, seed + k, cfg)
+
     stages = [f"fold{k}" for k in range(folds)] + ["final"]
     only = enc.get("stage")
-    if only is not None and str(only) not in stages:
-        raise ValueError(f"encoder.stage={only}: one of {stages}")
     if only is not None:  # one stage alone, then stop
-        k = stages.index(str(only))
-        part = train_pairs if only == "final" else \
-            [p for p in train_pairs if not (p["file"] in shared_files and fold_of[p["group"]] == k)]
-        train_stage(enc, part, run_dir / "encoder" / str(only), seed + (k if only != "final" else 0), cfg)
+        if str(only) not in stages:
+            raise ValueError(f"encoder.stage={only}: one of {stages}")
+        stage(str(only))
         return None
     for k in range(folds):
-        part = [p for p in train_pairs if not (p["file"] in shared_files and fold_of[p["group"]] == k)]
-        encoder = train_stage(enc, part, run_dir / "encoder" / f"fold{k}", seed + k, cfg)
+        encoder = stage(f"fold{k}")
         info["stages"][f"fold{k}"] = encoder.info
-        todo = [i for i, p in enumerate(sel_pairs) if p["file"] in shared_files and fold_of[p["group"]] == k]
+        todo = [i for i, p in enumerate(sel_pairs) if in_fold(p, k)]
         for i, s in zip(todo, encoder.score([sel_pairs[i] for i in todo])):
             scores[i] = s
-        log.info("encoder fold %d: trained on %d pairs, scored %d selection pairs", k, len(part), len(todo))
-    final = train_stage(enc, train_pairs, run_dir / "encoder" / "final", seed, cfg)
+        log.info("encoder fold %d: trained on %d pairs, scored %d selection pairs", k, encoder.info.get("train_pairs", -1),
+                 len(todo))
+    final = stage("final")
     info["stages"]["final"] = final.info
     todo = [i for i, s in enumerate(scores) if s is None]
     for i, s in zip(todo, final.score([sel_pairs[i] for i in todo])):
