@@ -16,13 +16,9 @@ def resolve_precision(precision: str) -> str:
     run natively), fp32 elsewhere (emulated bf16 would be slower than fp32); any other value as given."""
     if precision != "auto":
         return precision
-    import torch
+    from models.precision import native_bf16
 
-    if torch.cuda.is_available():
-        return "bf16"
-    cpu = torch.cpu
-    native = getattr(cpu, "_is_avx512_bf16_supported", lambda: False)() or getattr(cpu, "_is_amx_tile_supported", lambda: False)()
-    return "bf16" if native else "fp32"
+    return "bf16" if native_bf16() else "fp32"
 
 
 def neural_parts(obj, prefix: str = "") -> dict[str, object]:

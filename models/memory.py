@@ -2,7 +2,11 @@
 glibc's heap fragmented: freed blocks stay in the process, so RSS climbs with the number of references
 scored. QASEM_MALLOC_TRIM=1 hands the free pages back once per response (malloc_trim): on 24 test
 responses +229 MB instead of +897 MB, but it costs CPU time (15 % more user time on 25 CLI responses:
-every response faults its pages in again), so it is off by default. Measured in docs/scoring.md ("Memory")."""
+every response faults its pages in again), so it is off by default. Measured in docs/scoring.md ("Memory").
+
+QASEM_PAD_MULTIPLE=N pads every inference batch's length (subwords; words for the parser's span grid) up to
+a multiple of N, so that a long run allocates tensors of a few sizes instead of one per batch length and
+glibc can reuse its freed blocks. Padding is masked: the scores do not change (tested)."""
 from __future__ import annotations
 
 import ctypes
@@ -17,6 +21,18 @@ def _trim():
         return ctypes.CDLL(ctypes.util.find_library("c")).malloc_trim
     except (OSError, AttributeError, TypeError):  # not glibc: nothing to hand back this way
         return None
+
+
+def pad_multiple() -> int | None:
+    """QASEM_PAD_MULTIPLE as a tokenizer's pad_to_multiple_of (None: no bucketing)."""
+    m = int(os.environ.get("QASEM_PAD_MULTIPLE", "1") or 1)
+    return m if m > 1 else None
+
+
+def padded_length(n: int) -> int:
+    """n rounded up to a multiple of QASEM_PAD_MULTIPLE (unset or 1: n itself)."""
+    m = pad_multiple() or 1
+    return -(-int(n) // m) * m
 
 
 def release_free_memory() -> bool:

@@ -258,3 +258,51 @@ def test_stages_train_alone_and_the_run_reloads_them(tmp_path, scripted):
     whole = train(compose_cfg("train_contradiction", over), tmp_path / "W")
     assert staged["chosen"] == whole["chosen"]
     assert all(s["steps"] == 2 for s in staged["encoder"]["stages"].values())
+
+
+def test_fold_ensemble_scores_with_the_fold_encoders_and_trains_no_final_stage(tmp_path, scripted):
+    """encoder.final=fold_ensemble: only the fold stages train; validation (never trained on) and the shipped
+    folder score with the mean of the fold encoders' P; the folder reloads as the same ensemble."""
+    from data_prep.chatprotect import read_pairs
+    from models.contradiction import ContradictionModel
+    from models.contradiction.pair_encoder import PairEncoder, PairEncoderEnsemble
+    from train.contradiction import train
+
+    pairs = _pairs_file(tmp_path / "pairs.jsonl")
+    big = tmp_path / "big.jsonl"
+    big.write_text("".join(line.replace('"prompt": "', '"prompt": "big ') for line in pairs.read_text().splitlines(True)))
+    over = [f"data.train_file={pairs}", f"selection.files=[{big}]", "alignment=false", "cv.folds=2", "cv.C=[1.0]",
+            "cv.feature_sets=[encoder]", TINY, "encoder.tokenizer=minilm", f"encoder.train_files=[{big}]",
+            "encoder.report_files=[]", "encoder.max_steps=2", "encoder.batch_size=4", "encoder.bf16=false",
+            "encoder.final=fold_ensemble", "parser=null", "detector=null", "entailment=null"]
+    metrics = train(compose_cfg("train_contradiction", over), tmp_path / "R")
+    assert set(metrics["encoder"]["stages"]) == {"fold0", "fold1", "final"}
+    assert not (tmp_path / "R" / "encoder" / "final").exists()
+    folder = tmp_path / "R" / "contradiction" / "encoder"
+    assert sorted(p.name for p in folder.iterdir() if p.is_dir()) == ["member0", "member1"]
+    model = ContradictionModel.load(tmp_path / "R" / "contradiction")
+    assert isinstance(model.encoder, PairEncoderEnsemble) and len(model.encoder.members) == 2
+    val = read_pairs(pairs)
+    members = [PairEncoder.from_pretrained(tmp_path / "R" / "encoder" / f"fold{k}" / "model").score(val) for k in (0, 1)]
+    expected = [(x + y) / 2 for x, y in zip(*members)]
+    assert model.encoder.score(val) == pytest.approx(expected, abs=1e-5)
+    rows = [json.loads(x) for x in (tmp_path / "R" / "validation_analysis.jsonl").read_text().splitlines()]
+    val_rows = [r for r in rows if r["file"] == "pairs"]
+    assert [r["encoder_p"] for r in val_rows] == pytest.approx(expected, abs=1e-5)
+    with pytest.raises(ValueError, match="encoder.stage=final"):
+        train(compose_cfg("train_contradiction", [*over, "encoder.stage=final"]), tmp_path / "R")
+    with pytest.raises(ValueError, match="retrain \\| fold_ensemble"):
+        train(compose_cfg("train_contradiction", [*over, "encoder.final=average"]), tmp_path / "R3")
+
+
+def test_an_ensemble_folder_with_a_member_missing_is_refused(tmp_path):
+    import shutil
+
+    from models.contradiction.pair_encoder import PairEncoder, PairEncoderEnsemble
+
+    ens = PairEncoderEnsemble([_tiny_encoder(context="prompt"), _tiny_encoder(context="prompt")])
+    ens.save_pretrained(tmp_path / "ens")
+    assert isinstance(PairEncoder.from_pretrained(tmp_path / "ens"), PairEncoderEnsemble)
+    shutil.rmtree(tmp_path / "ens" / "member1")
+    with pytest.raises(FileNotFoundError, match="member1"):
+        PairEncoder.from_pretrained(tmp_path / "ens")

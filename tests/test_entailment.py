@@ -464,3 +464,14 @@ def test_embeddings_batched_by_length_come_back_in_order():
     alone = torch.cat([sc.embed([t]) for t in texts])
     assert torch.allclose(by_length, given, atol=1e-5) and torch.allclose(by_length, alone, atol=1e-5)
     assert not torch.allclose(by_length[0], by_length[1], atol=1e-2)  # rows are not all one vector
+
+
+def test_shape_buckets_do_not_change_the_embeddings(monkeypatch):
+    """QASEM_PAD_MULTIPLE pads each batch to a multiple of its subwords (models/memory.py): masked, the same vectors."""
+    import torch
+
+    sc = E.EmbeddingScorer(batch_size=2)
+    texts = ["who approved something? the council", "no", "a medium sentence here", "yes"]
+    exact = sc.embed(texts)
+    monkeypatch.setenv("QASEM_PAD_MULTIPLE", "32")
+    assert torch.allclose(sc.embed(texts), exact, atol=1e-5)

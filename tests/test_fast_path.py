@@ -72,3 +72,27 @@ def test_auto_is_bf16_only_where_it_is_native(monkeypatch):
     monkeypatch.setattr(torch.cpu, "_is_amx_tile_supported", lambda: True)
     assert resolve_precision("auto") == "bf16"
     assert resolve_precision("int8") == "int8"
+
+
+def test_bf16_asked_for_runs_only_where_it_is_native(monkeypatch, caplog):
+    """models/precision.py: a training or checkpoint that asks for bf16 gets fp32 on a CPU without
+    AVX512-BF16 / AMX (emulated bf16 ran the detector at 131 s per step), with a warning; bf16 where native."""
+    import torch
+
+    from models import precision
+    from models.contradiction.pair_encoder import PairEncoder
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    for flag in ("_is_avx512_bf16_supported", "_is_amx_tile_supported"):
+        monkeypatch.setattr(torch.cpu, flag, lambda: False)
+    precision._warn.cache_clear()
+    try:
+        with caplog.at_level(logging.WARNING):
+            assert precision.usable_bf16(True, "trainer.args.bf16") is False
+        assert "no AVX512-BF16 or AMX" in caplog.text and "trainer.args.bf16" in caplog.text
+        assert precision.usable_bf16(False) is False
+        assert PairEncoder(None, None, bf16=True).bf16 is False
+        monkeypatch.setattr(torch.cpu, "_is_avx512_bf16_supported", lambda: True)
+        assert precision.usable_bf16(True) is True and PairEncoder(None, None, bf16=True).bf16 is True
+    finally:
+        precision._warn.cache_clear()

@@ -139,14 +139,16 @@ def test_windows_and_collator_pad_ids_and_label_pairs():
 
 def test_default_config_builds_its_training_arguments(data_dir, tmp_path):
     """The shipped trainer.args are TrainingArguments fields and build on this machine (use_cpu null:
-    cpu when there is no cuda, with bf16 autocast); checkpoints are saved at each evaluation."""
+    cpu when there is no cuda, with bf16 autocast where the CPU runs bf16 natively, models/precision.py);
+    checkpoints are saved at each evaluation."""
+    from models.precision import native_bf16
     from train.predicates.trainer import training_arguments
 
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         cfg = compose(config_name="train_predicates")
     args = training_arguments(cfg, tmp_path)
     assert args.output_dir == str(tmp_path / "checkpoints") and args.save_steps == args.eval_steps == 500
-    assert args.use_cpu == (not torch.cuda.is_available()) and args.bf16 and args.learning_rate == 1e-4
+    assert args.use_cpu == (not torch.cuda.is_available()) and args.bf16 == native_bf16() and args.learning_rate == 1e-4
     assert args.train_sampling_strategy == "group_by_length" and not args.load_best_model_at_end
 
 

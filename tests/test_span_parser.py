@@ -261,3 +261,22 @@ def test_training_memory_savers_give_the_same_loss_and_gradients(tiny_run):
         assert other_loss == pytest.approx(loss, rel=1e-5) and other.keys() == grads.keys()
         for name, g in grads.items():
             assert torch.allclose(other[name], g, rtol=1e-4, atol=1e-6), (chunk, checkpointing, name)
+
+
+def test_shape_buckets_pad_without_changing_the_parse(tiny_run, monkeypatch):
+    """QASEM_PAD_MULTIPLE (models/memory.py) pads the batches' lengths to a few sizes; the padding is masked,
+    so the span probabilities and the QAs are those of the exact lengths."""
+    import torch
+
+    from common.data import SAMPLE_DIR, load_split
+    from models.parser import load_parser
+
+    run, _ = tiny_run
+    dev = load_split(SAMPLE_DIR, [], "dev", None, 0, True)
+    parser = load_parser(run / "best", device="cpu")
+    exact, _, _, _ = parser.span_probabilities(dev, 0.3)
+    qas, _ = parser.predict(dev, threshold=0.3)
+    monkeypatch.setenv("QASEM_PAD_MULTIPLE", "32")
+    bucketed, _, _, _ = parser.span_probabilities(dev, 0.3)
+    assert all(torch.allclose(a, b, atol=1e-5) for a, b in zip(exact, bucketed))
+    assert parser.predict(dev, threshold=0.3)[0] == qas

@@ -10,7 +10,10 @@ sentences' pronouns and definite descriptions ("the league") lean on; `context` 
 first when a pair is longer than `max_length`, then the sentences.
 
 Saved as a transformers sequence-classification folder + `pair_encoder.json`; loaded with
-`PairEncoder.from_pretrained(folder or Hub id)`.
+`PairEncoder.from_pretrained(folder or Hub id)`. A `PairEncoderEnsemble` (the fold encoders of
+train.contradiction, `encoder.final=fold_ensemble`) is a folder of member folders whose
+`pair_encoder.json` names them; it scores with the mean of its members' P, and the same
+`from_pretrained` loads it.
 """
 from __future__ import annotations
 
@@ -20,6 +23,7 @@ from typing import Sequence
 
 from models.progress import progress
 from models.checkpoint import checkpoint_folder, read_json
+from models.precision import usable_bf16
 
 CONFIG_FILE = "pair_encoder.json"
 CONTEXTS = ("none", "prompt", "prefix", "prompt_prefix")
@@ -45,7 +49,8 @@ class PairEncoder:
 
         self.torch, self.model, self.tokenizer = torch, model, tokenizer
         self.context, self.context_words, self.max_length = context, int(context_words), int(max_length)
-        self.batch_size, self.bf16, self.info = int(batch_size), bool(bf16), dict(info or {})
+        # bf16 autocast only where it is native (models/precision.py): emulated, it is many times slower
+        self.batch_size, self.bf16, self.info = int(batch_size), usable_bf16(bf16, "pair encoder"), dict(info or {})
         # symmetric: P(contradiction) is the mean over both orders of the sentences (contradiction is
         # symmetric; the encoder, trained on both orders, still reads them differently); 2x the cost
         self.symmetric = bool(symmetric)
@@ -127,5 +132,52 @@ class PairEncoder:
         if cfg is None:
             raise FileNotFoundError(f"{path}: not a pair encoder (no {CONFIG_FILE}); train one with "
                                     "python -m train.contradiction encoder.model=mpnet")
+        if "members" in cfg:
+            return PairEncoderEnsemble.from_pretrained(folder, batch_size=batch_size, bf16=bf16)
         model = AutoModelForSequenceClassification.from_pretrained(folder)
         return cls(model, AutoTokenizer.from_pretrained(folder), batch_size=batch_size, bf16=bf16, **cfg)
+
+
+class PairEncoderEnsemble:
+    """Pair encoders that score together: P(contradiction) is the mean of the members' P. The fold
+    encoders of train.contradiction are such a set: each never saw a part of the training prompts, so
+    the threshold chosen on their out-of-fold scores is set on models like the ones that score the
+    test (a final encoder retrained on all the pairs is another model, with its own calibration).
+    Costs one encoder pass per member."""
+
+    def __init__(self, members: Sequence[PairEncoder], info: dict | None = None):
+        if not members:
+            raise ValueError("a pair-encoder ensemble needs at least one member")
+        self.members, self.info = list(members), dict(info or {})
+
+    @property
+    def symmetric(self) -> bool:
+        return self.members[0].symmetric
+
+    @symmetric.setter
+    def symmetric(self, value: bool) -> None:
+        for m in self.members:
+            m.symmetric = bool(value)
+
+    def score(self, pairs: Sequence[dict]) -> list[float]:
+        """The mean over the members of P(contradiction), per pair in order."""
+        per_member = [m.score(pairs) for m in self.members]
+        return [sum(ps) / len(ps) for ps in zip(*per_member)]
+
+    def save_pretrained(self, folder: str | Path) -> Path:
+        folder = Path(folder)
+        names = [f"member{i}" for i in range(len(self.members))]
+        for name, m in zip(names, self.members):
+            m.save_pretrained(folder / name)
+        (folder / CONFIG_FILE).write_text(json.dumps({"members": names, "info": self.info}, indent=1))
+        return folder
+
+    @classmethod
+    def from_pretrained(cls, path: str | Path, batch_size: int = 32, bf16: bool = False) -> "PairEncoderEnsemble":
+        folder = checkpoint_folder(path)
+        cfg = read_json(folder, CONFIG_FILE)
+        missing = [m for m in cfg["members"] if not (folder / m / CONFIG_FILE).exists()]
+        if missing:
+            raise FileNotFoundError(f"{folder}: the ensemble's members {missing} are missing (each a pair-encoder folder)")
+        return cls([PairEncoder.from_pretrained(folder / m, batch_size=batch_size, bf16=bf16) for m in cfg["members"]],
+                   info=cfg.get("info"))

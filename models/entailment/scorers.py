@@ -29,6 +29,7 @@ from collections import Counter, defaultdict
 from typing import Sequence
 
 from models.progress import progress as progress_bar
+from models.memory import pad_multiple
 from models.entailment.features import STOPWORDS, as_words, content_words
 from models.windows import budget_windows
 from models.model_paths import resolve_model_path
@@ -171,10 +172,11 @@ class EmbeddingScorer(Scorer, _ChunkingMixin):
             for i in progress_bar(range(0, len(texts), self.batch_size), "embedder", unit="batch"):
                 batch = [texts[j] for j in order[i:i + self.batch_size]]
                 # verbose=False: an over-long text is counted and cut below, not warned about here
-                enc = self.tokenizer(batch, padding=True, truncation=False, return_tensors="pt", verbose=False)
+                enc = self.tokenizer(batch, padding=True, truncation=False, return_tensors="pt", verbose=False,
+                                     pad_to_multiple_of=pad_multiple())
                 if enc["input_ids"].shape[1] > self.max_length:
                     self.stats["embedding_text_over_max_length"] += 1
-                    enc = self.tokenizer(batch, padding=True, truncation=True,
+                    enc = self.tokenizer(batch, padding=True, truncation=True, pad_to_multiple_of=pad_multiple(),
                                          max_length=self.tokenizer.model_max_length, return_tensors="pt")
                 h = self.model(**enc).last_hidden_state.float()
                 m = enc["attention_mask"].unsqueeze(-1).float()

@@ -268,7 +268,8 @@ class SpanParser:
         device = next(self.model.parameters()).device
         for b in progress(range(0, len(order), self.batch_size), "parser", unit="batch"):
             idx = order[b:b + self.batch_size]
-            batch = collate([encs[i] for i in idx], self.tokenizer.pad_token_id, self.model.config.max_span_width)
+            batch = collate([encs[i] for i in idx], self.tokenizer.pad_token_id, self.model.config.max_span_width,
+                            bucket=True)
             batch = {k: v.to(device) for k, v in batch.items()}
             with torch.autocast(device.type, dtype=torch.bfloat16, enabled=self.bf16):
                 g = self.model.span_features(batch["input_ids"], batch["attention_mask"], batch["word_index"],

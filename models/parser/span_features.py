@@ -6,6 +6,8 @@ from collections import Counter
 
 import torch
 
+from models.memory import padded_length
+
 MARKERS = ("[unused0]", "[unused1]")
 
 
@@ -80,10 +82,13 @@ class Encoder:
                 "predicate_word": p - s, "offset": s}
 
 
-def collate(features: list[dict], pad_id: int, max_span_width: int) -> dict:
-    """Pad a batch; gold spans become a [B, W, w] label grid and (b, i, w) question cells."""
+def collate(features: list[dict], pad_id: int, max_span_width: int, bucket: bool = False) -> dict:
+    """Pad a batch; gold spans become a [B, W, w] label grid and (b, i, w) question cells. bucket: pad the
+    lengths up to the shape bucket (models.memory.padded_length; inference)."""
     n_tok = max(len(f["input_ids"]) for f in features)
     n_words = max(len(f["word_index"]) for f in features)
+    if bucket:
+        n_tok, n_words = padded_length(n_tok), padded_length(n_words)
     batch = {
         "input_ids": torch.tensor([f["input_ids"] + [pad_id] * (n_tok - len(f["input_ids"])) for f in features]),
         "attention_mask": torch.tensor([[1] * len(f["input_ids"]) + [0] * (n_tok - len(f["input_ids"]))

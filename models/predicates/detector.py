@@ -303,9 +303,12 @@ def _check_sentences(sentences) -> list[list[str]]:
 
 
 def pad_batch(seqs: list[list[int]], pad_id: int):
+    """ids and attention mask of a batch, its length rounded up to the shape bucket (models.memory)."""
     import torch
 
-    n = max(len(s) for s in seqs)
+    from models.memory import padded_length
+
+    n = padded_length(max(len(s) for s in seqs))
     ids = torch.full((len(seqs), n), pad_id, dtype=torch.long)
     mask = torch.zeros((len(seqs), n), dtype=torch.long)
     for r, s in enumerate(seqs):

@@ -9,6 +9,11 @@ The stacker and the threshold are then chosen on scores that are all out of samp
 will be. Each encoder is a stage of its own in RUN/encoder/ (train/contradiction/pair_encoder.py: resumable).
 `encoder.stage=fold<k>|final` trains that one stage and stops, so that the stages can train at once
 in separate processes (cores, GPUs); the run without it then finds them done and reloads them.
+
+`encoder.final`: `retrain` (a final encoder trained on all the training pairs scores validation and
+the test) or `fold_ensemble` (no final stage: the fold encoders together, the mean of their P, score
+validation and the test; the threshold is then chosen on the scores of the models that will be used,
+the final stage's training time is saved, and scoring costs one pass per fold).
 """
 from __future__ import annotations
 
@@ -18,6 +23,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
+from models.contradiction.pair_encoder import PairEncoderEnsemble
 from train.contradiction.pair_encoder import train_stage
 
 log = logging.getLogger(__name__)
@@ -55,22 +61,32 @@ def encoder_scores(cfg: DictConfig, sel_pairs: list[dict], train_pairs: list[dic
         k = int(name[len("fold"):])
         return train_stage(enc, [p for p in train_pairs if not in_fold(p, k)], run_dir / "encoder" / name, seed + k, cfg)
 
-    stages = [f"fold{k}" for k in range(folds)] + ["final"]
+    final_mode = str(enc.get("final") or "retrain")
+    if final_mode not in ("retrain", "fold_ensemble"):
+        raise ValueError(f"encoder.final={final_mode}: retrain | fold_ensemble")
+    if final_mode == "fold_ensemble" and folds < 2:
+        raise ValueError("encoder.final=fold_ensemble needs encoder folds: no selection file is an encoder training file")
+    stages = [f"fold{k}" for k in range(folds)] + (["final"] if final_mode == "retrain" else [])
     only = enc.get("stage")
     if only is not None:  # one stage alone, then stop
         if str(only) not in stages:
             raise ValueError(f"encoder.stage={only}: one of {stages}")
         stage(str(only))
         return None
+    members = []
     for k in range(folds):
         encoder = stage(f"fold{k}")
+        members.append(encoder)
         info["stages"][f"fold{k}"] = encoder.info
         todo = [i for i, p in enumerate(sel_pairs) if in_fold(p, k)]
         for i, s in zip(todo, encoder.score([sel_pairs[i] for i in todo])):
             scores[i] = s
         log.info("encoder fold %d: trained on %d pairs, scored %d selection pairs", k, encoder.info.get("train_pairs", -1),
                  len(todo))
-    final = stage("final")
+    if final_mode == "fold_ensemble":
+        final = PairEncoderEnsemble(members, info={"members": [f"fold{k}" for k in range(folds)]})
+    else:
+        final = stage("final")
     info["stages"]["final"] = final.info
     todo = [i for i, s in enumerate(scores) if s is None]
     for i, s in zip(todo, final.score([sel_pairs[i] for i in todo])):

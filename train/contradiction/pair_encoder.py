@@ -14,6 +14,7 @@ from omegaconf import DictConfig
 
 from models.model_paths import resolve_model_path
 from models.contradiction.pair_encoder import CONFIG_FILE, PairEncoder
+from models.precision import usable_bf16
 from train.divergence import StopOnNonFiniteLoss, divergence_callbacks
 from train.runs import resume_checkpoint
 from train.budget_schedule import TimeBudgetCallback
@@ -80,7 +81,7 @@ def train_stage(enc: DictConfig, pairs: list[dict], stage_dir: Path, seed: int, 
         max_steps=int(enc.get("max_steps") or -1), warmup_steps=int(0.1 * steps_per_epoch * float(enc.epochs)),
         weight_decay=0.01, lr_scheduler_type="linear", logging_steps=int(enc.get("logging_steps", 25)),
         save_strategy="steps", save_steps=int(enc.get("checkpoint_steps", 100)), save_total_limit=1,
-        train_sampling_strategy="group_by_length", bf16=bool(enc.get("bf16")), use_cpu=not torch.cuda.is_available(), seed=seed,
+        train_sampling_strategy="group_by_length", bf16=usable_bf16(enc.get("bf16"), "encoder.bf16"), use_cpu=not torch.cuda.is_available(), seed=seed,
         report_to=[], dataloader_num_workers=0, disable_tqdm=not bool(enc.get("progress", False)),
         remove_unused_columns=False)
 
@@ -100,7 +101,7 @@ def train_stage(enc: DictConfig, pairs: list[dict], stage_dir: Path, seed: int, 
     encoder.info.update(train_pairs=len(ds), contradictions=sum(p["label"] for p in pairs),
                         steps=int(result.global_step), train_loss=float(result.training_loss),
                         minutes=round(result.metrics.get("train_runtime", 0.0) / 60, 2))
-    encoder.bf16, encoder.symmetric = bool(enc.get("bf16")), bool(enc.get("symmetric", False))
+    encoder.bf16, encoder.symmetric = usable_bf16(enc.get("bf16"), "encoder.bf16"), bool(enc.get("symmetric", False))
     tmp = stage_dir / "model.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     encoder.save_pretrained(tmp)

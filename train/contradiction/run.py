@@ -53,6 +53,7 @@ from common.secrets import command_line, task_overrides
 from models.model_paths import base_model_id
 from train.contradiction.encoder import encoder_scores
 from train.contradiction.gate import choose_gate
+from train.contradiction.selection import RULES, nested_cv, pick, threshold_cell
 
 log = logging.getLogger(__name__)
 
@@ -252,7 +253,8 @@ def train(cfg: DictConfig, run_dir: Path) -> dict:
         weights += [float(x) for x in (w if OmegaConf.is_list(w) else [w])]
 
     folds, seed = int(cfg.cv.folds), int(cfg.seed)
-    grid, oofs = [], []
+    pool_all = list(range(len(pairs)))
+    grid, cells = [], []
     for name in names:
         feats = FEATURE_SETS[name]
         idx = usable(feats)
@@ -261,14 +263,22 @@ def train(cfg: DictConfig, run_dir: Path) -> dict:
             for w in weights if "encoder" not in feats else [None]:  # without synthetic first: ties keep the simpler model
                 extra = None if w is None else (syn_rows, syn_labels, w)
                 oof = out_of_fold(sub_rows, sub_labels, sub_groups, feats, float(C), folds, seed, extra)
-                oofs.append((idx, oof))
-                t, _ = best_threshold(oof, sub_labels)
+                cell = threshold_cell(name, feats, C, idx, oof, labels_all, pool_all)
+                cell.update(synthetic=w is not None)
+                cells.append(cell)
+                t = cell["threshold"]
                 grid.append({"feature_set": name, "C": float(C), "synthetic": w is not None, "synthetic_weight": w,
                              "threshold": t, "cv": on_all(idx, oof, t), "cv_by_file": by_file(idx, oof, t),
                              "auc": float(roc_auc_score(sub_labels, oof)) if len(set(sub_labels)) > 1 else None})
                 log.info("CV %-28s C=%-5s synthetic=%-5s F1 %.3f (threshold %.3f)", name, C, w, grid[-1]["cv"]["f1"], t)
-    best = max(grid, key=lambda g: g["cv"]["f1"])
-    best_idx, best_oof = oofs[grid.index(best)]
+    rule = str(cfg.cv.get("rule") or "best")
+    chosen_cell, how = pick(cells, rule, labels_all, groups_all, seed)
+    best = grid[next(k for k, c in enumerate(cells) if c is chosen_cell)]
+    best["rule"] = how
+    log.info("cv.rule=%s: %s C=%s (CV F1 %.3f; the best cell's %.3f%s)", rule, best["feature_set"], best["C"],
+             best["cv"]["f1"], how["best_f1"], f", SE {how['se']:.3f}" if "se" in how else "")
+    best_idx, best_oof = chosen_cell["idx"], chosen_cell["oof"]
+    nested = nested_selection(cfg, names, rows, labels_all, groups_all, usable) if cfg.cv.get("nested", True) else None
     ok = usable(FEATURE_SETS[best["feature_set"]])
     ok_rows, labels = [rows[i] for i in ok], labels_all[ok]
     synthetic_only = synthetic_only_grid(cfg, syn_rows, syn_labels, ok_rows, labels,
@@ -315,7 +325,7 @@ def train(cfg: DictConfig, run_dir: Path) -> dict:
                   if model.uses_encoder else None, "encoder_bf16": bool(enc.get("bf16")) if model.uses_encoder else False,
                   "synthetic": {**syn_info, "used": best["synthetic"], "weight": best["synthetic_weight"]} if syn_info else None}
     model.save(run_dir / "contradiction")
-    metrics = {"chosen": best, "grid": grid, "baselines_cv": baselines, "pairs": len(pairs), "scored": len(ok),
+    metrics = {"chosen": best, "nested_cv": nested, "grid": grid, "baselines_cv": baselines, "pairs": len(pairs), "scored": len(ok),
                "statuses": statuses, "coef": dict(zip(model.features, model.coef.round(4).tolist())),
                "encoder": enc_info or None}
     if syn_info:
@@ -328,6 +338,45 @@ def train(cfg: DictConfig, run_dir: Path) -> dict:
              best["feature_set"], best["C"], best["synthetic_weight"], best["cv"]["f1"], best["cv"]["precision"],
              best["cv"]["recall"], best["threshold"], {k: round(v["f1"], 3) for k, v in best["cv_by_file"].items()})
     return metrics
+
+
+def nested_selection(cfg: DictConfig, names, rows, labels_all, groups_all, usable) -> dict:
+    """Nested CV of the grid under each cv.rule (train/contradiction/selection.py): the selection
+    procedure's own F1, without the optimism of reading the best of many cells on the same folds.
+    Synthetic cells are left out. Needs twice cv.folds prompts (the inner grid still splits)."""
+    folds, seed = int(cfg.cv.folds), int(cfg.seed)
+    if len(set(groups_all)) < 2 * folds or labels_all.sum() < 2 * folds:
+        log.info("nested CV skipped: %d prompts, %d contradictions (needs %d of each)", len(set(groups_all)),
+                 labels_all.sum(), 2 * folds)
+        return {"skipped": f"{len(set(groups_all))} prompts, {int(labels_all.sum())} contradictions"}
+
+    def grid(pool: list[int]) -> list[dict]:
+        cells, keep = [], set(pool)
+        for name in names:
+            feats = FEATURE_SETS[name]
+            idx = [i for i in usable(feats) if i in keep]
+            for C in cfg.cv.C:
+                oof = out_of_fold([rows[i] for i in idx], labels_all[idx], [groups_all[i] for i in idx], feats,
+                                  float(C), folds, seed)
+                cells.append(threshold_cell(name, feats, C, idx, oof, labels_all, pool))
+        return cells
+
+    def decide(cell: dict, train_pool: list[int], test_pool: list[int]) -> np.ndarray:
+        feats, keep = FEATURE_SETS[cell["feature_set"]], set(usable(FEATURE_SETS[cell["feature_set"]]))
+        tr = [i for i in train_pool if i in keep]
+        model = fit([rows[i] for i in tr], labels_all[tr], feats, cell["C"])
+        te = [k for k, i in enumerate(test_pool) if i in keep]
+        out = np.zeros(len(test_pool), bool)
+        out[te] = np.array(model.probabilities([rows[test_pool[k]] for k in te])) >= cell["threshold"]
+        return out
+
+    start = time.perf_counter()
+    result = nested_cv(len(rows), labels_all, groups_all, grid, decide, RULES, folds, seed)
+    for r, v in result.items():
+        log.info("nested CV, rule %s: F1 %.3f (P %.3f / R %.3f); outer folds chose %s", r, v["f1"], v["precision"],
+                 v["recall"], [f"{c['feature_set']}@{c['C']:g}" for c in v["chosen"]])
+    log.info("nested CV: %.0f s", time.perf_counter() - start)
+    return result
 
 
 def publish(cfg: DictConfig, model, folder: Path, best: dict) -> str | None:

@@ -89,6 +89,8 @@ def fit(cfg: DictConfig, model, tokenizer, triples, out_dir: Path, stage: dict |
     then removes `out_dir`. `stage`: the optimisation block (cfg.optim, or cfg.synthetic.optim)."""
     from transformers import Trainer, TrainingArguments
 
+    from models.precision import usable_bf16
+
 
     stage = stage or cfg.optim
     every = cfg.get("checkpoint_steps")
@@ -102,7 +104,7 @@ def fit(cfg: DictConfig, model, tokenizer, triples, out_dir: Path, stage: dict |
         weight_decay=stage.get("weight_decay", 0.01), logging_steps=cfg.logging_steps,
         save_strategy="steps" if every else "no", save_steps=every or 500, save_total_limit=1,
         report_to=["wandb"] if cfg.logger.enabled else [], use_cpu=cfg.use_cpu, seed=cfg.seed,
-        bf16=bool(cfg.get("bf16", False)), dataloader_num_workers=0, disable_tqdm=True,
+        bf16=usable_bf16(cfg.get("bf16", False), "bf16"), dataloader_num_workers=0, disable_tqdm=True,
         remove_unused_columns=False,
     )
     trainer = Trainer(model=model, args=args, train_dataset=ds, data_collator=collate_fn(tokenizer, cfg.classifier.family))

@@ -13,6 +13,7 @@ from common.tracking import log_records_table, prediction_rows
 from data_prep.records import write_jsonl
 from metrics.report import metrics_table
 from common.hub import push_folder, write_model_card
+from models.precision import usable_bf16
 from common.secrets import mask_overrides, task_overrides
 
 log = logging.getLogger(__name__)
@@ -40,6 +41,7 @@ def training_arguments(cfg: DictConfig, run_dir: Path, generate: bool = True) ->
     )
     if args["save_strategy"] == "steps":
         args["save_steps"] = args.get("eval_steps")
+    args["bf16"] = usable_bf16(args.get("bf16"), "trainer.args.bf16")
     if cfg.deepspeed.get("config"):
         args["deepspeed"] = OmegaConf.to_container(cfg.deepspeed.config, resolve=True)
     return Seq2SeqTrainingArguments(**args)

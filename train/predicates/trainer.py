@@ -10,6 +10,7 @@ import torch
 from omegaconf import DictConfig, OmegaConf
 from transformers import DataCollatorWithPadding, Trainer, TrainingArguments
 
+from models.precision import usable_bf16
 from models.model_paths import resolve_model_path
 from models.predicates import LABELS
 from train.predicates.data import IGNORE
@@ -68,6 +69,7 @@ def training_arguments(cfg: DictConfig, run_dir: Path) -> TrainingArguments:
         args["use_cpu"] = not torch.cuda.is_available()
     args.update(output_dir=str(run_dir / "checkpoints"), save_strategy=args.get("eval_strategy", "no"),
                 prediction_loss_only=True, load_best_model_at_end=False, seed=int(cfg.seed), report_to=[])
+    args["bf16"] = usable_bf16(args.get("bf16"), "trainer.args.bf16")
     if args["save_strategy"] == "steps":
         args["save_steps"] = args.get("eval_steps")
     return TrainingArguments(**args)
