@@ -274,6 +274,7 @@ def test_shape_buckets_pad_without_changing_the_parse(tiny_run, monkeypatch):
     run, _ = tiny_run
     dev = load_split(SAMPLE_DIR, [], "dev", None, 0, True)
     parser = load_parser(run / "best", device="cpu")
+    monkeypatch.setenv("QASEM_PAD_MULTIPLE", "1")
     exact, _, _, _ = parser.span_probabilities(dev, 0.3)
     qas, _ = parser.predict(dev, threshold=0.3)
     monkeypatch.setenv("QASEM_PAD_MULTIPLE", "32")
