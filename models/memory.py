@@ -4,11 +4,12 @@ scored. QASEM_MALLOC_TRIM=1 hands the free pages back once per response (malloc_
 responses +229 MB instead of +897 MB, but it costs CPU time (15 % more user time on 25 CLI responses:
 every response faults its pages in again), so it is off by default. Measured in docs/scoring.md ("Memory").
 
-Inference batches are padded to a multiple of QASEM_PAD_MULTIPLE (default 32; subwords, and words for the
-parser's span grid), so that a long run allocates tensors of a few sizes instead of one per batch length
-and glibc can reuse its freed blocks: the consistency CLI on the benchmark's test split peaked at 1.35 GB
-instead of 2.80 GB, with the same correlations (docs/scoring.md, "Memory"). Padding is masked: the scores
-do not change (tested). QASEM_PAD_MULTIPLE=1 pads to each batch's own length."""
+QASEM_PAD_MULTIPLE=N pads inference batches to a multiple of N (subwords, and words for the parser's span
+grid), so that a long run allocates tensors of a few sizes instead of one per batch length and glibc can
+reuse its freed blocks: the consistency CLI on the benchmark's test split peaked at 1.35 GB with N=32 and
+2.26 GB with N=8, instead of 2.80 GB, with the same correlations, at 1.37x / 1.07x the scoring time
+(benchmarks/padding_cost.py; docs/scoring.md, "Memory"). Padding is masked: the scores do not change
+(tested). Off by default (1: each batch's own length): time is the scarcer resource on these machines."""
 from __future__ import annotations
 
 import ctypes
@@ -26,8 +27,8 @@ def _trim():
 
 
 def pad_multiple() -> int | None:
-    """QASEM_PAD_MULTIPLE (default 32) as a tokenizer's pad_to_multiple_of (None: 1, no bucketing)."""
-    m = int(os.environ.get("QASEM_PAD_MULTIPLE", "32") or 1)
+    """QASEM_PAD_MULTIPLE as a tokenizer's pad_to_multiple_of (None: unset or 1, no bucketing)."""
+    m = int(os.environ.get("QASEM_PAD_MULTIPLE", "1") or 1)
     return m if m > 1 else None
 
 
