@@ -71,6 +71,7 @@ def train_stage(enc: DictConfig, pairs: list[dict], stage_dir: Path, seed: int, 
         encoder = PairEncoder.from_pretrained(done, batch_size=enc.get("eval_batch_size", 32), bf16=bool(enc.get("bf16")))
         encoder.symmetric = bool(enc.get("symmetric", False))  # how it scores is the run's choice, not the stage's
         return encoder
+    bf16 = usable_bf16(enc.get("bf16"), "encoder.bf16")  # native here, or fp32 (models/precision.py)
     set_seed(seed)
     encoder = build_encoder(enc, seed)
     ds = _Pairs(encoder, pairs, seed)
@@ -81,7 +82,7 @@ def train_stage(enc: DictConfig, pairs: list[dict], stage_dir: Path, seed: int, 
         max_steps=int(enc.get("max_steps") or -1), warmup_steps=int(0.1 * steps_per_epoch * float(enc.epochs)),
         weight_decay=0.01, lr_scheduler_type="linear", logging_steps=int(enc.get("logging_steps", 25)),
         save_strategy="steps", save_steps=int(enc.get("checkpoint_steps", 100)), save_total_limit=1,
-        train_sampling_strategy="group_by_length", bf16=usable_bf16(enc.get("bf16"), "encoder.bf16"), use_cpu=not torch.cuda.is_available(), seed=seed,
+        train_sampling_strategy="group_by_length", bf16=bf16, use_cpu=not torch.cuda.is_available(), seed=seed,
         report_to=[], dataloader_num_workers=0, disable_tqdm=not bool(enc.get("progress", False)),
         remove_unused_columns=False)
 
@@ -101,7 +102,7 @@ def train_stage(enc: DictConfig, pairs: list[dict], stage_dir: Path, seed: int, 
     encoder.info.update(train_pairs=len(ds), contradictions=sum(p["label"] for p in pairs),
                         steps=int(result.global_step), train_loss=float(result.training_loss),
                         minutes=round(result.metrics.get("train_runtime", 0.0) / 60, 2))
-    encoder.bf16, encoder.symmetric = usable_bf16(enc.get("bf16"), "encoder.bf16"), bool(enc.get("symmetric", False))
+    encoder.bf16, encoder.symmetric = bf16, bool(enc.get("symmetric", False))
     tmp = stage_dir / "model.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     encoder.save_pretrained(tmp)

@@ -91,7 +91,6 @@ def fit(cfg: DictConfig, model, tokenizer, triples, out_dir: Path, stage: dict |
 
     from models.precision import usable_bf16
 
-
     stage = stage or cfg.optim
     every = cfg.get("checkpoint_steps")
     scorer = make_scorer(cfg, model, tokenizer)
