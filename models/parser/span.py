@@ -90,6 +90,40 @@ class SpanParserModel(PreTrainedModel):
         with torch.no_grad():
             self.span_mlp[-1].bias.fill_(-5.0)
 
+    # trainer.args.activation_checkpointing. transformers checkpoints the layers of the encoders it marks
+    # (BERT / MiniLM) and refuses the others (MPNet in transformers 5 has no such layers): those get each
+    # layer of encoder.encoder.layer recomputed in backward here, the same trade, without changing any
+    # weight name. The flag `gradient_checkpointing` on a layer says which layers are checkpointed.
+    def _plain_layers(self):
+        if any(hasattr(type(m), "gradient_checkpointing") for m in self.encoder.modules()):
+            return None  # transformers handles this encoder
+        layers = getattr(getattr(self.encoder, "encoder", None), "layer", None)
+        if layers is None:
+            raise ValueError(f"activation checkpointing: {type(self.encoder).__name__} has no encoder.layer list")
+        return layers
+
+    def activation_checkpointing_enable(self, activation_checkpointing_kwargs=None, **kwargs):
+        layers = self._plain_layers()
+        if layers is None:
+            return super().activation_checkpointing_enable(activation_checkpointing_kwargs, **kwargs)
+        ckpt_kwargs = {"use_reentrant": False, **(activation_checkpointing_kwargs or {})}
+        for layer in layers:
+            if "forward" not in vars(layer):  # not wrapped yet: the instance's forward shadows the class's
+                def recomputed(*args, _layer=layer, **kw):
+                    call = type(_layer).forward.__get__(_layer)
+                    if _layer.gradient_checkpointing and _layer.training and torch.is_grad_enabled():
+                        return checkpoint(call, *args, **ckpt_kwargs, **kw)
+                    return call(*args, **kw)
+                layer.forward = recomputed
+            layer.gradient_checkpointing = True
+
+    def activation_checkpointing_disable(self):
+        layers = self._plain_layers()
+        if layers is None:
+            return super().activation_checkpointing_disable()
+        for layer in layers:
+            layer.gradient_checkpointing = False
+
     def _init_weights(self, module):
         if module is self.encoder or any(module is m for m in self.encoder.modules()):
             return  # the encoder keeps its own (pretrained or its own init) weights
