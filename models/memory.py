@@ -32,9 +32,9 @@ def pad_multiple() -> int | None:
     return m if m > 1 else None
 
 
-def padded_length(n: int) -> int:
-    """n rounded up to a multiple of QASEM_PAD_MULTIPLE (1: n itself)."""
-    m = pad_multiple() or 1
+def padded_length(n: int, multiple: int | None = None) -> int:
+    """n rounded up to a multiple of `multiple`, or of QASEM_PAD_MULTIPLE when not given (1: n itself)."""
+    m = (multiple if multiple is not None else pad_multiple()) or 1
     return -(-int(n) // m) * m
 
 

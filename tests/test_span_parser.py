@@ -254,22 +254,28 @@ def test_training_memory_savers_give_the_same_loss_and_gradients(tiny_run, encod
     batch = collate(list(ds)[:8], tok.pad_token_id, c.max_span_width)
     assert batch["question_labels"].numel() > 0 and batch["word_index"].shape[1] > 3
 
-    def loss_and_grads(chunk, checkpointing):
+    # model.train_pad_multiple: the batch padded to a multiple of 16 subwords / words (masked, so the same loss)
+    padded = collate(list(ds)[:8], tok.pad_token_id, c.max_span_width, bucket=True, multiple=16)
+    assert padded["input_ids"].shape[1] % 16 == 0 and padded["word_index"].shape[1] % 16 == 0
+    assert padded["input_ids"].shape[1] > batch["input_ids"].shape[1]
+
+    def loss_and_grads(chunk, checkpointing, pad=False):
         model.train()
         model.train_chunk_words = chunk
         (model.activation_checkpointing_enable if checkpointing else model.activation_checkpointing_disable)()
         assert any(getattr(m, "gradient_checkpointing", False) for m in model.encoder.modules()) == checkpointing
         model.zero_grad()
-        loss = model(**batch)["loss"]
+        loss = model(**(padded if pad else batch))["loss"]
         loss.backward()
         return loss.item(), {n: p.grad.clone() for n, p in model.named_parameters() if p.grad is not None}
 
     loss, grads = loss_and_grads(0, False)
-    for chunk, checkpointing in ((3, False), (0, True), (3, True)):
-        other_loss, other = loss_and_grads(chunk, checkpointing)
+    for chunk, checkpointing, pad in ((3, False, False), (0, True, False), (3, True, False), (0, False, True),
+                                      (3, True, True)):
+        other_loss, other = loss_and_grads(chunk, checkpointing, pad)
         assert other_loss == pytest.approx(loss, rel=1e-5) and other.keys() == grads.keys()
         for name, g in grads.items():
-            assert torch.allclose(other[name], g, rtol=1e-4, atol=1e-6), (chunk, checkpointing, name)
+            assert torch.allclose(other[name], g, rtol=1e-4, atol=1e-6), (chunk, checkpointing, pad, name)
 
 
 def test_shape_buckets_pad_without_changing_the_parse(tiny_run, monkeypatch):

@@ -82,13 +82,15 @@ class Encoder:
                 "predicate_word": p - s, "offset": s}
 
 
-def collate(features: list[dict], pad_id: int, max_span_width: int, bucket: bool = False) -> dict:
+def collate(features: list[dict], pad_id: int, max_span_width: int, bucket: bool = False,
+            multiple: int | None = None) -> dict:
     """Pad a batch; gold spans become a [B, W, w] label grid and (b, i, w) question cells. bucket: pad the
-    lengths up to the shape bucket (models.memory.padded_length; inference)."""
+    lengths up to the shape bucket (models.memory.padded_length: QASEM_PAD_MULTIPLE, or `multiple` when given;
+    inference, and training with model.train_pad_multiple). Padding is masked: the loss does not change."""
     n_tok = max(len(f["input_ids"]) for f in features)
     n_words = max(len(f["word_index"]) for f in features)
     if bucket:
-        n_tok, n_words = padded_length(n_tok), padded_length(n_words)
+        n_tok, n_words = padded_length(n_tok, multiple), padded_length(n_words, multiple)
     batch = {
         "input_ids": torch.tensor([f["input_ids"] + [pad_id] * (n_tok - len(f["input_ids"])) for f in features]),
         "attention_mask": torch.tensor([[1] * len(f["input_ids"]) + [0] * (n_tok - len(f["input_ids"]))

@@ -183,10 +183,13 @@ def train_span(cfg: DictConfig, run_dir: Path, data: tuple, args, callbacks: lis
     parser_json = json.dumps({"kind": KIND})
     callbacks = [SaveFilesCallback({PARSER_FILE: parser_json}), *callbacks]
     pad, width = tokenizer.pad_token_id, c.max_span_width
+    # training memory: batches padded to a multiple of N subwords / words, so that glibc reuses the blocks of
+    # a few tensor shapes instead of keeping one set per batch length (0: each batch's own length)
+    multiple = int(cfg.model.get("train_pad_multiple") or 0)
     # eval_dataset only satisfies the Trainer's checks: SpanTrainer.evaluate decodes dev_records itself
     trainer = SpanTrainer(model=model, args=args, train_dataset=train_ds, processing_class=tokenizer,
                           eval_dataset=Dataset.from_dict({"idx": list(range(len(dev_records)))}),
-                          data_collator=lambda feats: collate(feats, pad, width), callbacks=callbacks,
+                          data_collator=lambda feats: collate(feats, pad, width, bucket=multiple > 1, multiple=multiple), callbacks=callbacks,
                           dev_records=dev_records, head_lr_scale=float(cfg.model.get("head_lr_scale", 1.0)))
     # The best checkpoint is evaluated once more at the end, which re-chooses its threshold on dev.
     train_metrics, eval_metrics = train_then_evaluate(trainer, cfg)
