@@ -251,11 +251,12 @@ def test_training_memory_savers_give_the_same_loss_and_gradients(tiny_run, encod
     tok, c = AutoTokenizer.from_pretrained(run / "best"), model.config
     records = load_split(SAMPLE_DIR, [], "train", None, 0, True)
     ds, _ = featurize(records, Encoder(tok, c.markers, c.max_subwords, c.max_span_width), c.templates)
-    batch = collate(list(ds)[:8], tok.pad_token_id, c.max_span_width)
+    feats = list(ds)[:8]
+    batch = collate(feats, tok.pad_token_id, c.max_span_width)
     assert batch["question_labels"].numel() > 0 and batch["word_index"].shape[1] > 3
 
     # model.train_pad_multiple: the batch padded to a multiple of 16 subwords / words (masked, so the same loss)
-    padded = collate(list(ds)[:8], tok.pad_token_id, c.max_span_width, bucket=True, multiple=16)
+    padded = collate(feats, tok.pad_token_id, c.max_span_width, multiple=16)
     assert padded["input_ids"].shape[1] % 16 == 0 and padded["word_index"].shape[1] % 16 == 0
     assert padded["input_ids"].shape[1] > batch["input_ids"].shape[1]
 

@@ -83,14 +83,15 @@ class Encoder:
 
 
 def collate(features: list[dict], pad_id: int, max_span_width: int, bucket: bool = False,
-            multiple: int | None = None) -> dict:
-    """Pad a batch; gold spans become a [B, W, w] label grid and (b, i, w) question cells. bucket: pad the
-    lengths up to the shape bucket (models.memory.padded_length: QASEM_PAD_MULTIPLE, or `multiple` when given;
-    inference, and training with model.train_pad_multiple). Padding is masked: the loss does not change."""
+            multiple: int = 0) -> dict:
+    """Pad a batch; gold spans become a [B, W, w] label grid and (b, i, w) question cells. The lengths are
+    padded up to a multiple of `multiple` (training: model.train_pad_multiple), or with bucket=True and no
+    multiple, of QASEM_PAD_MULTIPLE (inference; models.memory.padded_length). Padding is masked: the loss
+    does not change."""
     n_tok = max(len(f["input_ids"]) for f in features)
     n_words = max(len(f["word_index"]) for f in features)
-    if bucket:
-        n_tok, n_words = padded_length(n_tok, multiple), padded_length(n_words, multiple)
+    if bucket or multiple:
+        n_tok, n_words = padded_length(n_tok, multiple or None), padded_length(n_words, multiple or None)
     batch = {
         "input_ids": torch.tensor([f["input_ids"] + [pad_id] * (n_tok - len(f["input_ids"])) for f in features]),
         "attention_mask": torch.tensor([[1] * len(f["input_ids"]) + [0] * (n_tok - len(f["input_ids"]))

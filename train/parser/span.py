@@ -189,7 +189,7 @@ def train_span(cfg: DictConfig, run_dir: Path, data: tuple, args, callbacks: lis
     # eval_dataset only satisfies the Trainer's checks: SpanTrainer.evaluate decodes dev_records itself
     trainer = SpanTrainer(model=model, args=args, train_dataset=train_ds, processing_class=tokenizer,
                           eval_dataset=Dataset.from_dict({"idx": list(range(len(dev_records)))}),
-                          data_collator=lambda feats: collate(feats, pad, width, bucket=multiple > 1, multiple=multiple), callbacks=callbacks,
+                          data_collator=lambda feats: collate(feats, pad, width, multiple=multiple), callbacks=callbacks,
                           dev_records=dev_records, head_lr_scale=float(cfg.model.get("head_lr_scale", 1.0)))
     # The best checkpoint is evaluated once more at the end, which re-chooses its threshold on dev.
     train_metrics, eval_metrics = train_then_evaluate(trainer, cfg)
