@@ -17,15 +17,38 @@ def test_the_curve_warms_up_holds_then_falls_to_the_floor():
 
 def test_a_budgeted_run_ends_its_schedule_with_the_budget(tmp_path):
     run = tmp_path / "run"
-    # 1000 configured steps that a 6-second budget cannot reach: the schedule must end at the budget
-    run_train(run, "trainer.args.max_steps=1000", "trainer.args.eval_steps=1000", "trainer.args.logging_steps=1",
+    # 100,000 configured steps that a 6-second budget cannot reach (a fast machine does ~1,000 of these
+    # tiny steps): the schedule must end at the budget
+    run_train(run, "trainer.args.max_steps=100000", "trainer.args.eval_steps=1000", "trainer.args.logging_steps=1",
               "trainer.args.warmup_steps=2", "max_train_minutes=0.1", "budget_schedule.enabled=true",
               "budget_schedule.measure_steps=5")
     saved = json.loads((run / "checkpoints" / "budget_schedule.json").read_text())
     state = json.loads(sorted((run / "checkpoints").glob("checkpoint-*/trainer_state.json"))[-1].read_text())
     lrs = [h["learning_rate"] for h in state["log_history"] if "learning_rate" in h]
-    assert 5 < saved["total"] < 1000 and state["global_step"] <= saved["total"] + 1
+    assert 5 < saved["total"] < 100000 and state["global_step"] <= saved["total"] + 1
     assert lrs[-1] <= 0.15 * max(lrs)  # near the floor (0) at the end, not near the peak
     assert saved["history"][0]["why"] == "after 5 steps"
     # measured again every 5 steps, not once (the first steps are the slowest)
     assert [h["why"] for h in saved["history"][:2]] == ["after 5 steps", "after 10 steps"]
+
+
+def test_a_budget_longer_than_the_configured_steps_ends_the_schedule_at_max_steps(tmp_path):
+    """A budget the run never uses up (a fast machine, few steps) must not stretch the fall past
+    max_steps, where the Trainer stops anyway: the learning rate still reaches its floor there."""
+    from types import SimpleNamespace
+
+    import torch
+    from train.budget_schedule import BudgetScheduleCallback
+
+    opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: 1.0)
+    cb = BudgetScheduleCallback(minutes=60, measure_steps=5)
+    args = SimpleNamespace(output_dir=str(tmp_path), get_warmup_steps=lambda n: 0)
+    state = SimpleNamespace(global_step=0, max_steps=40)
+    control = SimpleNamespace(should_training_stop=False, should_evaluate=False, should_save=False)
+    cb.on_train_begin(args, state, control, lr_scheduler=sched)
+    cb.start_time -= 1.0  # 5 steps in one second: an hour's budget allows ~18,000
+    state.global_step = 5
+    cb.on_step_end(args, state, control, lr_scheduler=sched)
+    assert cb.total == 40
+    assert sched.lr_lambdas[0](40) == 0.0 and sched.lr_lambdas[0](20) > 0.0

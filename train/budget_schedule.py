@@ -81,6 +81,10 @@ class BudgetScheduleCallback(TrainerCallback):
             return
         remaining = max(0.0, self.seconds - self.elapsed_before - elapsed)
         total = state.global_step + int(done / elapsed * remaining)
+        if state.max_steps and state.max_steps > 0:
+            # a budget that outlasts the configured steps or epochs does not stretch the schedule past
+            # them: the run stops at max_steps, and the learning rate must reach its floor there
+            total = min(total, state.max_steps)
         self._apply(lr_scheduler, state.global_step, total)
         self.history.append({"step": state.global_step, "why": why, "steps_per_s": round(done / elapsed, 4),
                              "total": self.total})
