@@ -297,3 +297,27 @@ def test_shape_buckets_pad_without_changing_the_parse(tiny_run, monkeypatch):
     bucketed, _, _, _ = parser.span_probabilities(dev, 0.3)
     assert all(torch.allclose(a, b, atol=1e-5) for a, b in zip(exact, bucketed))
     assert parser.predict(dev, threshold=0.3)[0] == qas
+
+
+def test_parser_ensemble_rechooses_thresholds_on_dev_and_averages_grids(tiny_run, tmp_path):
+    """evaluation.parser_ensemble: a checkpoint alone decodes test as the parser itself does at the
+    thresholds chosen on dev; the mean of one grid twice is that grid (the ensemble changes nothing);
+    the grids are computed once per checkpoint and split (the second entry reads the cache)."""
+    from common.data import SAMPLE_DIR, load_split
+    from evaluation.parser_ensemble import evaluate
+    from models.parser import load_parser
+
+    run, _ = tiny_run
+    best = run / "best"
+    cfg = compose_cfg("eval_parser_ensemble", [f"checkpoints=[{best},{best}]", "paths.data_dir=data/raw",
+                                               "paths.processed_dir=/nonexistent", f"grid_cache={tmp_path / 'grids'}"])
+    res = evaluate(cfg, tmp_path / "eval")
+    assert set(res["test"]) == {"model0", "model1", "ensemble"}
+    assert res["test"]["ensemble"] == res["test"]["model0"] == res["test"]["model1"]
+    assert res["thresholds"]["ensemble"] == res["thresholds"]["model0"]
+    assert set(res["thresholds"]["model0"]) == {"verbal", "nominal"}
+    test = load_split(SAMPLE_DIR, [], "test", None, 0, True)
+    preds = [json.loads(l) for l in (tmp_path / "eval" / "predictions.model0.sample.test.jsonl").read_text().splitlines()]
+    parser = load_parser(best, device="cpu")
+    assert preds == parser.predict(test, threshold=res["thresholds"]["model0"])[0]
+    assert len(list((tmp_path / "grids").glob("*.pt"))) == 2  # dev and test, once
