@@ -82,16 +82,20 @@ def grids(parser, checkpoint: str, split: str, records: list[dict], cfg: DictCon
     return out
 
 
-def combine(parts: list[dict]) -> dict:
-    """The mean grid of several checkpoints' (a record whose words differ between them, read through
-    different windows, keeps the first's grid: counted), templates from the first that has the cell."""
+def combine(parts: list[dict], weights: list[float] | None = None) -> dict:
+    """The (weighted) mean grid of several checkpoints' (a record whose words differ between them, read
+    through different windows, keeps the first's grid: counted), templates from the first that has the cell."""
     first = parts[0]
+    weights = [1.0] * len(parts) if weights is None else [float(w) for w in weights]
     probs, templates, offsets, differ = [], [], [], 0
     for i in range(len(first["probs"])):
-        same = [p for p in parts if p["offsets"][i] == first["offsets"][i] and p["probs"][i] is not None
-                and first["probs"][i] is not None and p["probs"][i].shape == first["probs"][i].shape]
+        same = [(p, w) for p, w in zip(parts, weights) if p["offsets"][i] == first["offsets"][i]
+                and p["probs"][i] is not None and first["probs"][i] is not None
+                and p["probs"][i].shape == first["probs"][i].shape]
         differ += len(same) < len(parts)
-        probs.append(None if first["probs"][i] is None else torch.stack([p["probs"][i] for p in same]).mean(0))
+        probs.append(None if first["probs"][i] is None else
+                     sum(p["probs"][i] * w for p, w in same) / sum(w for _, w in same))
+        same = [p for p, _ in same]
         cells = {}
         for p in reversed(same):
             cells.update(p["templates"][i])
@@ -126,6 +130,25 @@ def score(parser, gold_by_set: dict, grid: dict, thresholds, cfg: DictConfig) ->
     return results, preds_by_set
 
 
+def choose_weights(cfg: DictConfig, parser, dev: list[dict], parts: list[dict]) -> list[float]:
+    """weights=dev (two checkpoints): the first's weight from `weight_grid` with the best dev UA F1, each
+    weight at its own dev-chosen thresholds per type."""
+    from train.parser.span import choose_thresholds
+
+    if len(parts) != 2:
+        raise ValueError(f"weights=dev chooses between two checkpoints, got {len(parts)}: give weights=[...]")
+    scored = []
+    for w in cfg.weight_grid:
+        grid = combine(parts, [float(w), 1.0 - float(w)])
+        probs, templates, encs = decode_inputs(parser, grid)
+        chosen, _ = choose_thresholds(parser, dev, probs, templates, encs)
+        f1 = evaluate_records(dev, parser.to_records(dev, probs, templates, encs, chosen)[0])["ua"]["f1"]
+        log.info("ensemble weight %.2f / %.2f: dev UA F1 %.4f at %s", w, 1 - w, f1, chosen)
+        scored.append((f1, float(w)))
+    w = max(scored)[1]
+    return [w, 1.0 - w]
+
+
 def evaluate(cfg: DictConfig, run_dir: Path) -> dict:
     from train.parser.span import choose_thresholds
 
@@ -145,13 +168,19 @@ def evaluate(cfg: DictConfig, run_dir: Path) -> dict:
     names = [f"model{i}" for i in range(len(checkpoints))] if len(set(map(_short, checkpoints))) < len(checkpoints) \
         else [_short(c) for c in checkpoints]
     candidates = {n: (p, {s: found[s][i] for s in data}) for i, (n, p) in enumerate(zip(names, parsers))}
+    weights = None
     if len(parsers) > 1:
-        candidates["ensemble"] = (parsers[0], {s: combine(found[s]) for s in data})
+        weights = choose_weights(cfg, parsers[0], flat["dev"], found["dev"]) if cfg.weights == "dev" else \
+            (None if cfg.weights is None else [float(w) for w in cfg.weights])
+        candidates["ensemble"] = (parsers[0], {s: combine(found[s], weights) for s in data})
+        for s in data:
+            log.info("ensemble %s: %d predicates read through different windows keep the first's grid", s,
+                     candidates["ensemble"][1][s]["differ"])
     run_dir.mkdir(parents=True, exist_ok=True)
     out = {"checkpoints": dict(zip(names, checkpoints)), "bf16": bool(cfg.bf16), "protocol": cfg.protocol,
            "dev_predicates": len(flat["dev"]), "test_predicates": len(flat["test"]),
            "predicates_per_second": {n: found["test"][i]["predicates_per_second"] for i, n in enumerate(names)},
-           "thresholds": {}, "single_threshold": {}, "dev": {}, "test": {}}
+           "ensemble_weights": weights, "thresholds": {}, "single_threshold": {}, "dev": {}, "test": {}}
     for name, (parser, g) in candidates.items():
         probs, templates, encs = decode_inputs(parser, g["dev"])
         chosen, single = choose_thresholds(parser, flat["dev"], probs, templates, encs)

@@ -321,3 +321,9 @@ def test_parser_ensemble_rechooses_thresholds_on_dev_and_averages_grids(tiny_run
     parser = load_parser(best, device="cpu")
     assert preds == parser.predict(test, threshold=res["thresholds"]["model0"])[0]
     assert len(list((tmp_path / "grids").glob("*.pt"))) == 2  # dev and test, once
+
+    cfg.weights = "dev"  # the weight chosen on dev from the grid, over the cached grids
+    res = evaluate(cfg, tmp_path / "weighted")
+    assert res["ensemble_weights"][0] in cfg.weight_grid and sum(res["ensemble_weights"]) == pytest.approx(1.0)
+    assert res["test"]["ensemble"]["overall"]["ua"]["f1"] == pytest.approx(res["test"]["model0"]["overall"]["ua"]["f1"],
+                                                                          abs=0.02)
