@@ -7,7 +7,9 @@ the same QASemConsistency responses: speed, memory and how much the fast path mo
 exact: the checkpoint as loaded (fp32, every predicate of a reference parsed). fast: its detector,
 parser and embedders in `--precision` (bf16 autocast by default, or int8 dynamic quantization;
 models/fast_path.py), and references parsed in `--scope` (relevant by default: only the predicates each
-QA's structure features can read; all: every predicate; models/entailment/structure.py). Each run starts from a
+QA's structure features can read; all: every predicate; models/entailment/structure.py); with
+--fast-entailment E2, the fast path is another classifier (one trained with structure_scope=verb, whose scope it
+keeps), compared with E's exact path on the same QAs. Each run starts from a
 cold cache (every reference parsed and embedded again); the order rotates each repeat; medians.
 Prints one JSON object (stdout; progress on stderr) and writes it to --out (default benchmarks/results/scoring_speed-<time>.json):
 exact / fast ({s_per_response, qas_per_s, peak_rss_mb, runs}), speedup (exact time / fast time),
@@ -84,11 +86,15 @@ def main(argv=None) -> dict:
     ap.add_argument("--parser", default=None, help="default: the one the checkpoint was trained with")
     ap.add_argument("--detector", default=None, help="default: the one the checkpoint was trained with")
     ap.add_argument("--precision", default="bf16", choices=[p for p in PRECISIONS if p != "fp32"])
-    ap.add_argument("--scope", default="relevant", choices=SCOPES, help="what of a reference the fast path parses")
+    ap.add_argument("--scope", default="relevant", choices=[x for x in SCOPES if x != "verb"],
+                    help="what of a reference the fast path parses (a checkpoint trained with scope verb keeps it)")
+    ap.add_argument("--fast-entailment", default=None, help="the fast path's checkpoint, when it is another "
+                    "classifier (e.g. one trained with structure_scope=verb); default: --entailment")
     ap.add_argument("--reference-cache", default=None, help="also time the fast path reading references a first "
                     "run left in this (empty) folder: fast_warm, another model's outputs on the same sources")
     a, examples, chosen = sampled_run(ap, argv)
-    scorers = {"exact": load(a.entailment, a.parser, a.detector), "fast": load(a.entailment, a.parser, a.detector)}
+    scorers = {"exact": load(a.entailment, a.parser, a.detector),
+               "fast": load(a.fast_entailment or a.entailment, a.parser, a.detector)}
     switched = use_precision(scorers["fast"], a.precision)
     use_reference_scope(scorers["fast"], a.scope)
     for s in scorers.values():  # warm-up: lazy imports, first allocations, oneDNN kernels
@@ -123,7 +129,8 @@ def main(argv=None) -> dict:
     result = {"machine": machine(), "entailment": a.entailment, "parser": a.parser, "detector": a.detector,
               "data": a.data, "responses": len(chosen), "qas": len(examples),
               "references": len({tuple(e["premise_tokens"]) for e in examples}),
-              "fast_precision": a.precision, "fast_parts": switched, "fast_scope": a.scope}
+              "fast_entailment": a.fast_entailment or a.entailment, "fast_precision": a.precision,
+              "fast_parts": switched, "fast_scope": scorers["fast"].structure.scope}
     for name, ts in times.items():
         result[name] = {"s_per_response": median(ts) / len(chosen), "qas_per_s": len(examples) / median(ts),
                         "peak_rss_mb": peaks[name], "runs": ts, "reference_predicates": parsed[name]}

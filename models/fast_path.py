@@ -75,8 +75,9 @@ def structures(obj) -> list:
 def use_reference_scope(obj, scope: str) -> int:
     """Parse references in `scope` (all: every predicate, the exact path; relevant: the predicates
     each hypothesis QA's features can read; auto: relevant where that changes no feature, i.e. a
-    structure without the similarity features, else all): how many structures it set."""
-    found = structures(obj)
+    structure without the similarity features, else all; a structure trained with scope verb keeps it):
+    how many structures it set."""
+    found = [s for s in structures(obj) if s.scope != "verb"]  # a verb-scope classifier keeps the scope it was trained with
     for s in found:
         s.scope = ("relevant" if s.embedder is None else "all") if scope == "auto" else scope
     return len(found)

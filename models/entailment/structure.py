@@ -32,6 +32,13 @@ same (an answer word among another predicate's arguments is a word of that predi
 struct_fact_sim takes its maximum over those QAs only, and struct_pred_sim compares with every
 detected predicate's verb form (not only the ones the parser gave a QA). Parsed predicates are
 cached per reference, so later QAs of the same reference pay only for what is new.
+
+`verb` (a cheaper classifier, trained with it: two features mean something else) parses only the
+predicates with the question's verb form, a predicate or two per QA instead of most of the reference.
+Every feature that reads those predicates' QAs alone is the same as in `all`; struct_answer_elsewhere
+counts the answer's words found in the reference outside those predicates' arguments (not among other
+predicates' arguments), and struct_fact_sim compares the QA with the reference's sentences (not its
+QAs), each sentence embedded once. A structure does not switch between `verb` and the other two.
 """
 from __future__ import annotations
 
@@ -51,7 +58,7 @@ SIMILARITY_FEATURES = ("struct_fact_sim", "struct_pred_sim")
 STRUCT_FEATURES = EXACT_FEATURES + SIMILARITY_FEATURES
 NEUTRAL = {f: 0.0 for f in STRUCT_FEATURES}
 SENTENCE_END = {".", "!", "?"}
-SCOPES = ("all", "relevant")
+SCOPES = ("all", "relevant", "verb")
 
 
 def split_sentences(tokens: Sequence[str], max_len: int = 80) -> list[list[str]]:
@@ -78,8 +85,15 @@ class _Reference:
         self.saved_vectors = 0  # how many of its texts' embeddings are on disk
 
     def texts(self) -> list[str]:
-        """The texts the similarity features embed: the parsed QAs and the verb forms."""
-        return [f"{q['question']} {q['answer']}" for v in self.qas.values() for q in v] + self.forms
+        """The texts the similarity features embed: the parsed QAs, the verb forms and (scope verb) the sentences."""
+        return [f"{q['question']} {q['answer']}" for v in self.qas.values() for q in v] + self.forms + self.sentence_texts()
+
+    def sentence_texts(self) -> list[str]:
+        return [" ".join(s) for s in self.sentences]
+
+    def with_forms(self, forms: set[str]) -> list[int]:
+        """The predicates with one of these verb forms (what scope verb parses for a QA)."""
+        return [i for i, p in enumerate(self.predicates) if verb_form_of(p) in forms]
 
     def qas_of(self, ids) -> list[dict]:
         return [q for i in ids for q in self.qas[i]]
@@ -102,6 +116,8 @@ class ReferenceStructure:
         self.paths = {"parser": parser_path, "detector": detector_path}
         if embedder is not None:
             self.paths["embedder"] = embedder_path
+        if scope == "verb":  # what a checkpoint saves and loads with: its features were computed so
+            self.paths["scope"] = scope
         self.scope = scope
         self.disk = None  # a ReferenceCache: parsed references kept on disk by content (use_disk_cache)
         self.cache: dict[tuple, _Reference] = {}
@@ -117,16 +133,21 @@ class ReferenceStructure:
     def scope(self, value: str) -> None:
         if value not in SCOPES:
             raise ValueError(f"reference scope {value!r}: one of {SCOPES}")
+        now = getattr(self, "_scope", None)
+        if now is not None and (now == "verb") != (value == "verb"):
+            raise ValueError(f"reference scope {now!r} -> {value!r}: under scope verb two features mean something "
+                             "else; a classifier reads the scope it was trained with")
         self._scope = value
 
     @classmethod
     def from_pretrained(cls, parser: str, detector: str, batch_size: int = 32,
-                        embedder: str | None = None, embedder_model=None) -> "ReferenceStructure":
+                        embedder: str | None = None, embedder_model=None, scope: str = "all") -> "ReferenceStructure":
         """embedder: a sentence-embedding model name or path ("minilm") for the similarity
-        features; None for the exact ones only. embedder_model: that model already loaded (shared)."""
+        features; None for the exact ones only. embedder_model: that model already loaded (shared).
+        scope: `verb` for a classifier trained with it (saved in its checkpoint), else the exact `all`."""
         emb = (embedder_model or EmbeddingScorer(embedder)) if embedder else None
         return cls(PredicateDetector.from_pretrained(detector, batch_size=batch_size),
-                   load_parser(parser, batch_size=batch_size), parser, detector, emb, embedder)
+                   load_parser(parser, batch_size=batch_size), parser, detector, emb, embedder, scope)
 
     def use_disk_cache(self, folder) -> None:
         """Keep parsed references in `folder` (None: in memory only)."""
@@ -214,6 +235,14 @@ class ReferenceStructure:
                 self.embed([f"{q} {a}" for q, a in zip(questions, answers)])  # features() finds them cached
             forms = sorted({q["verb_form"] for q in ref_qas})
             out = [self._features(ref_qas, forms, h, q, a) for h, q, a in zip(hyps, questions, answers)]
+        elif self.scope == "verb":
+            ref = self.reference(premise)
+            ids = [ref.with_forms(h[0]) if h is not None else [] for h in hyps]
+            self.parse(ref, sorted(set().union(*ids)))
+            if self.embedder is not None and ref.predicates:
+                self.embed([f"{q} {a}" for q, a in zip(questions, answers)] + ref.sentence_texts())
+            out = [self._features(ref.qas_of(i), ref.forms, h, q, a, any_predicate=bool(ref.predicates), whole=ref)
+                   for i, h, q, a in zip(ids, hyps, questions, answers)]
         else:
             ref = self.reference(premise)
             ids = [ref.relevant(h[0], a) if h is not None else [] for h, a in zip(hyps, answers)]
@@ -231,9 +260,14 @@ class ReferenceStructure:
     def features(self, premise: Sequence[str], question: str, answer: str) -> dict:
         return self.features_many(premise, [question], [answer])[0]
 
-    def similarity(self, ref: list[dict], preds: list[str], forms: set[str], question: str, answer: str) -> dict:
-        """struct_fact_sim and struct_pred_sim of one QA against the reference's QAs and verb forms."""
-        if ref:
+    def similarity(self, ref: list[dict], preds: list[str], forms: set[str], question: str, answer: str,
+                   sentences: list[str] | None = None) -> dict:
+        """struct_fact_sim and struct_pred_sim of one QA against the reference's QAs (or, scope verb, its
+        `sentences`) and verb forms."""
+        if sentences:
+            facts = self.embed(sentences)
+            fact_sim = float((facts @ self.embed([f"{question} {answer}"])[0]).max())
+        elif ref:
             facts = self.embed([f"{q['question']} {q['answer']}" for q in ref])
             fact_sim = float((facts @ self.embed([f"{question} {answer}"])[0]).max())
         else:  # relevant scope: no reference QA shares a word or the verb with this one
@@ -246,10 +280,11 @@ class ReferenceStructure:
         return {"struct_fact_sim": fact_sim, "struct_pred_sim": pred_sim}
 
     def _features(self, ref: list[dict], preds: list[str], hyp, question: str, answer: str,
-                  any_predicate: bool | None = None) -> dict:
+                  any_predicate: bool | None = None, whole: _Reference | None = None) -> dict:
         """The features of one hypothesis QA (hyp: hypothesis_predicate's answer) against the
         reference QAs `ref` and the reference's verb forms `preds`; any_predicate: whether the
-        reference has a predicate at all (default: whether `ref` has a QA)."""
+        reference has a predicate at all (default: whether `ref` has a QA); whole: scope verb's
+        reference, whose words and sentences stand for the other predicates' arguments and QAs."""
         if not (bool(ref) if any_predicate is None else any_predicate) or hyp is None:
             return {**NEUTRAL, "struct_fallback": 1.0}
         forms, role = hyp
@@ -260,7 +295,8 @@ class ReferenceStructure:
         rels = [answer_relation(answer_toks, q["tokens"][q["answer_span"][0]:q["answer_span"][1]]) for q in same_role]
         match = any(r["relation"] in ("same", "overlap") for r in rels)
         pred_args = set().union(*(content_set(q["answer"].split()) for q in same_pred)) if same_pred else set()
-        other_args = set().union(*(content_set(q["answer"].split()) for q in ref if q["verb_form"] not in forms))
+        other_args = set().union(*whole.words) if whole is not None else \
+            set().union(*(content_set(q["answer"].split()) for q in ref if q["verb_form"] not in forms))
         nums = numbers_in(answer_toks)
         return {
             "struct_pred_in_ref": float(bool(same_pred)),
@@ -272,6 +308,7 @@ class ReferenceStructure:
             "struct_answer_in_args": len(words & pred_args) / len(words) if words else 0.0,
             "struct_answer_elsewhere": len((words & other_args) - pred_args) / len(words) if words else 0.0,
             "struct_fallback": 0.0,
-            **(self.similarity(ref, preds, forms, question, answer) if self.embedder is not None else
+            **(self.similarity(ref, preds, forms, question, answer,
+                               whole.sentence_texts() if whole is not None else None) if self.embedder is not None else
                {f: 0.0 for f in SIMILARITY_FEATURES}),
         }
