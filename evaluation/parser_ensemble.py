@@ -32,6 +32,7 @@ from data_prep.records import write_jsonl
 from metrics.qasrl import evaluate_records
 from metrics.report import metrics_table
 from models.parser import load_parser
+from models.parser.span_thresholds import choose_thresholds
 from models.progress import run_with_summary
 
 log = logging.getLogger(__name__)
@@ -133,8 +134,6 @@ def score(parser, gold_by_set: dict, grid: dict, thresholds, cfg: DictConfig) ->
 def choose_weights(cfg: DictConfig, parser, dev: list[dict], parts: list[dict]) -> list[float]:
     """weights=dev (two checkpoints): the first's weight from `weight_grid` with the best dev UA F1, each
     weight at its own dev-chosen thresholds per type."""
-    from train.parser.span import choose_thresholds
-
     if len(parts) != 2:
         raise ValueError(f"weights=dev chooses between two checkpoints, got {len(parts)}: give weights=[...]")
     scored = []
@@ -150,8 +149,6 @@ def choose_weights(cfg: DictConfig, parser, dev: list[dict], parts: list[dict]) 
 
 
 def evaluate(cfg: DictConfig, run_dir: Path) -> dict:
-    from train.parser.span import choose_thresholds
-
     checkpoints = [str(c) for c in cfg.checkpoints]
     if not checkpoints:
         raise ValueError("checkpoints=[...]: at least one span parser checkpoint")

@@ -15,7 +15,6 @@ import os
 from collections import Counter
 from pathlib import Path
 
-import numpy as np
 from datasets import Dataset
 from omegaconf import DictConfig
 from transformers import AutoModel, AutoTokenizer, Trainer
@@ -24,16 +23,14 @@ from common.tracking import init_wandb
 from metrics.qasrl import evaluate_records
 from models.model_paths import resolve_model_path
 from models.parser.question_templates import build_vocabulary, template_of
-from models.parser.span import KIND, PARSER_FILE, PREDICATE_TYPES, SpanParser, SpanParserConfig, SpanParserModel
+from models.parser.span import KIND, PARSER_FILE, SpanParser, SpanParserConfig, SpanParserModel
 from models.parser.span_features import Encoder, collate, marker_tokens, prepare_tokenizer
+from models.parser.span_thresholds import THRESHOLDS, choose_thresholds
 from train.divergence import StopOnNonFiniteLoss
 from train.parser.shared import write_run
 from train.runs import SaveFilesCallback, train_then_evaluate
 
 log = logging.getLogger(__name__)
-
-THRESHOLDS = [round(x, 2) for x in np.arange(0.05, 0.96, 0.05)]
-
 
 def check_span_config(model_cfg) -> None:
     """What can be wrong in a span model config, before anything loads."""
@@ -148,24 +145,6 @@ class SpanTrainer(StopOnNonFiniteLoss, Trainer):
         self.log(metrics)
         self.control = self.callback_handler.on_evaluate(self.args, self.state, self.control, metrics)
         return metrics
-
-
-def choose_thresholds(parser, records, probs, templates, encs) -> tuple[dict[str, float], float]:
-    """(the threshold of each predicate type with the best UA F1 on that type's dev records alone,
-    the best single threshold over all of them). Nominal predicates have fewer, sparser arguments
-    than verbs: one threshold cannot serve both. A type absent from dev gets the single one."""
-    def best(idx):
-        sub = [[x[i] for i in idx] for x in (records, probs, templates, encs)]
-        scored = [(evaluate_records(sub[0], parser.to_records(*sub, t)[0])["ua"]["f1"], -t, t) for t in THRESHOLDS]
-        return max(scored)[2]
-
-    every = list(range(len(records)))
-    overall = best(every)
-    out = {}
-    for kind in PREDICATE_TYPES:
-        idx = [i for i, r in enumerate(records) if (r.get("predicate_type") or "verbal") == kind]
-        out[kind] = best(idx) if idx else overall
-    return out, overall
 
 
 def train_span(cfg: DictConfig, run_dir: Path, data: tuple, args, callbacks: list) -> dict:
