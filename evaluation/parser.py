@@ -29,20 +29,30 @@ from models.progress import run_with_summary
 log = logging.getLogger(__name__)
 
 
-def evaluate(cfg: DictConfig, run_dir: Path) -> dict:
-    names = [f"{s}.{cfg.split}" for s in cfg.sets]
+def records_of(cfg: DictConfig, split: str) -> tuple[dict[str, list[dict]], bool]:
+    """({set: gold records} of one split: every predicate, or a seeded sample of `max_predicates` per set;
+    whether they are the shipped sample, which has one file per split, named "sample")."""
+    names = [f"{s}.{split}" for s in cfg.sets]
     folder, is_sample = resolve_processed_dir(cfg.paths, names)
+    out = {}
+    for set_name, file_name in zip(["sample"] if is_sample else list(cfg.sets), names):
+        gold = load_split(folder, [file_name], split, None, cfg.seed, is_sample)
+        if cfg.get("max_predicates") and len(gold) > cfg.max_predicates:
+            gold = random.Random(cfg.seed).sample(gold, int(cfg.max_predicates))
+        out[set_name] = gold
+    return out, is_sample
+
+
+def evaluate(cfg: DictConfig, run_dir: Path) -> dict:
+    gold_by_set, is_sample = records_of(cfg, cfg.split)
     parser = load_parser(cfg.checkpoint, batch_size=int(cfg.batch_size), constrained=cfg.get("constrained"),
                          threshold=cfg.get("threshold"), bf16=cfg.get("bf16"))
     if cfg.get("num_beams") and parser.kind == "seq2seq":
         parser.model.generation_config.num_beams = int(cfg.num_beams)
-    sets = ["sample"] if is_sample else list(cfg.sets)  # the sample has one file per split
+    sets = list(gold_by_set)
     run_dir.mkdir(parents=True, exist_ok=True)
     results, all_gold, all_pred, total_counts = {}, [], [], {}
-    for set_name, file_name in zip(sets, names):
-        gold = load_split(folder, [file_name], cfg.split, None, cfg.seed, is_sample)
-        if cfg.get("max_predicates") and len(gold) > cfg.max_predicates:
-            gold = random.Random(cfg.seed).sample(gold, int(cfg.max_predicates))
+    for set_name, gold in gold_by_set.items():
         start = time.perf_counter()
         preds, counts = parser.predict(gold)
         seconds = time.perf_counter() - start

@@ -19,7 +19,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import random
 import time
 from pathlib import Path
 
@@ -27,29 +26,16 @@ import hydra
 import torch
 from omegaconf import DictConfig
 
-from common.data import load_split, resolve_processed_dir
 from data_prep.records import write_jsonl
+from evaluation.parser import records_of
 from metrics.qasrl import evaluate_records
 from metrics.report import metrics_table
 from models.parser import load_parser
-from models.parser.span_thresholds import choose_thresholds
+from models.parser.span_thresholds import THRESHOLDS, choose_thresholds
 from models.progress import run_with_summary
 
 log = logging.getLogger(__name__)
-MIN_KEEP = 0.05  # the lowest threshold of the grid: a cell under it in every model is never kept
-
-
-def records_of(cfg: DictConfig, split: str) -> dict[str, list[dict]]:
-    """{set: records} of one split (every predicate, or a seeded sample of `max_predicates` per set)."""
-    names = [f"{s}.{split}" for s in cfg.sets]
-    folder, is_sample = resolve_processed_dir(cfg.paths, names)
-    out = {}
-    for set_name, file_name in zip(["sample"] if is_sample else list(cfg.sets), names):
-        recs = load_split(folder, [file_name], split, None, cfg.seed, is_sample)
-        if cfg.get("max_predicates") and len(recs) > cfg.max_predicates:
-            recs = random.Random(cfg.seed).sample(recs, int(cfg.max_predicates))
-        out[set_name] = recs
-    return out
+MIN_KEEP = min(THRESHOLDS)  # a cell under the lowest threshold of the grid in every model is never kept
 
 
 def cache_key(checkpoint: str, split: str, records: list[dict], bf16: bool) -> str:
@@ -152,7 +138,7 @@ def evaluate(cfg: DictConfig, run_dir: Path) -> dict:
     checkpoints = [str(c) for c in cfg.checkpoints]
     if not checkpoints:
         raise ValueError("checkpoints=[...]: at least one span parser checkpoint")
-    data = {split: records_of(cfg, split) for split in ("dev", "test")}
+    data = {split: records_of(cfg, split)[0] for split in ("dev", "test")}
     flat = {split: [r for recs in sets.values() for r in recs] for split, sets in data.items()}
     parsers, found = [], {split: [] for split in data}
     for c in checkpoints:

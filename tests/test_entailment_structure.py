@@ -305,9 +305,9 @@ def test_the_stacked_scorer_loads_one_minilm_for_both_of_its_roles(tmp_path, mon
 
     seen = {}
 
-    def fake(cls, p, d, batch_size=32, embedder=None, embedder_model=None):
+    def fake(cls, p, d, batch_size=32, embedder=None, embedder_model=None, scope="all"):
         seen.update(embedder=embedder, shared=embedder_model)
-        return cls(Detector({"approved"}), RuleParser(), p, d, embedder_model or Light(), embedder)
+        return cls(Detector({"approved"}), RuleParser(), p, d, embedder_model or Light(), embedder, scope)
 
     monkeypatch.setattr(io, "EmbeddingScorer", Light)
     monkeypatch.setattr(io.ReferenceStructure, "from_pretrained", classmethod(fake))

@@ -68,11 +68,6 @@ def load_scorer(folder: str | Path, batch_size: int | None = None) -> NeuralScor
     return scorer_class(family)(model, tokenizer, **fmt)
 
 
-def _scope(scope: str) -> dict:
-    """from_pretrained's scope argument, given only where it is not the default (the exact `all`)."""
-    return {} if scope == "all" else {"scope": scope}
-
-
 def load_stacked(folder: Path, fmt: dict, batch_size: int | None = None) -> StackedScorer:
     neural = load_scorer(folder / fmt["neural"], batch_size) if fmt.get("neural") else None
     embedding = EmbeddingScorer() if fmt.get("embedding") else None
@@ -83,6 +78,6 @@ def load_stacked(folder: Path, fmt: dict, batch_size: int | None = None) -> Stac
             resolve_model_path(name) == resolve_model_path("minilm") else None  # one MiniLM in memory, not two
         structure = ReferenceStructure.from_pretrained(fmt["structure"]["parser"], fmt["structure"]["detector"],
                                                        batch_size or 32, name, embedder_model=shared,
-                                                       **_scope(fmt["structure"].get("scope", "all")))
+                                                       scope=fmt["structure"].get("scope", "all"))
     return StackedScorer(fmt["features"], fmt["coef"], fmt["intercept"], fmt["mean"], fmt["std"],
                          neural=neural, embedding=embedding, threshold=fmt.get("threshold"), structure=structure)

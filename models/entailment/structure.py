@@ -264,12 +264,9 @@ class ReferenceStructure:
                    sentences: list[str] | None = None) -> dict:
         """struct_fact_sim and struct_pred_sim of one QA against the reference's QAs (or, scope verb, its
         `sentences`) and verb forms."""
-        if sentences:
-            facts = self.embed(sentences)
-            fact_sim = float((facts @ self.embed([f"{question} {answer}"])[0]).max())
-        elif ref:
-            facts = self.embed([f"{q['question']} {q['answer']}" for q in ref])
-            fact_sim = float((facts @ self.embed([f"{question} {answer}"])[0]).max())
+        texts = sentences or [f"{q['question']} {q['answer']}" for q in ref]
+        if texts:
+            fact_sim = float((self.embed(texts) @ self.embed([f"{question} {answer}"])[0]).max())
         else:  # relevant scope: no reference QA shares a word or the verb with this one
             fact_sim = 0.0
         if forms & set(preds):

@@ -40,9 +40,8 @@ def fit_stacker(cfg: DictConfig, examples, oof_neural: list[float] | None, run_d
     structure = None
     if cfg.get("parser") and cfg.get("detector"):
         embedder = cfg.get("structure_embedder")
-        scope = cfg.get("structure_scope") or "all"
         structure = ReferenceStructure.from_pretrained(cfg.parser, cfg.detector, embedder=embedder,
-                                                       **({} if scope == "all" else {"scope": scope}))
+                                                       scope=cfg.get("structure_scope") or "all")
         exact = feats + [f for f in EXACT_FEATURES if f not in feats]
         candidates["with_structure"] = exact
         if embedder:  # the soft matches (MiniLM) on top of the exact ones

@@ -32,6 +32,7 @@ from train.runs import SaveFilesCallback, train_then_evaluate
 
 log = logging.getLogger(__name__)
 
+
 def check_span_config(model_cfg) -> None:
     """What can be wrong in a span model config, before anything loads."""
     if not (model_cfg.get("encoder") or model_cfg.get("encoder_config")):
