@@ -62,27 +62,46 @@ def resolve_processed_dir(paths_cfg, names: list[str], use_sample: bool = False)
 
 def load_train_dev(cfg) -> tuple[list[dict], list[dict], bool]:
     """(train records, dev records, whether they are the shipped sample) of a trainer config's
-    `data` group (`train` / `dev` file names, `max_train` / `max_dev` seeded caps per file)."""
+    `data` group (`train` / `dev` file names, `max_train` / `max_dev` seeded caps per file,
+    `oversample`: {train file name: how many times its records appear}, after the cap)."""
     data = cfg.data
     folder, is_sample = resolve_processed_dir(cfg.paths, list(data.train) + list(data.dev),
                                                bool(data.get("use_sample", False)))
-    train = load_split(folder, list(data.train), "train", data.get("max_train"), cfg.seed, is_sample)
+    times = oversample_of(data.get("oversample"), list(data.train))
+    train = load_split(folder, list(data.train), "train", data.get("max_train"), cfg.seed, is_sample, times)
     dev = load_split(folder, list(data.dev), "dev", data.get("max_dev"), cfg.seed, is_sample)
     log.info("train: %d predicates from %s; dev: %d predicates from %s", len(train), list(data.train), len(dev),
              list(data.dev))
     return train, dev, is_sample
 
 
+def oversample_of(spec, train_names: list[str]) -> dict[str, int]:
+    """`data.oversample` checked: each key a training file of `data.train`, each value a whole number >= 1
+    (a file's records repeated, so that a smaller set, QANom beside the QA-SRL Bank, weighs more per epoch)."""
+    times = {}
+    for name, n in dict(spec or {}).items():
+        if name not in train_names:
+            raise ValueError(f"data.oversample names {name!r}, which is not a training file of data.train {train_names}")
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ValueError(f"data.oversample.{name} must be a whole number >= 1 (times its records appear), got {n!r}")
+        times[name] = n
+    return times
+
+
 def load_split(folder: Path, names: list[str], split: str, limit: int | None, seed: int,
-               sample: bool) -> list[dict]:
-    """Records of several files; `limit` caps each file (a seeded sample, so runs compare).
-    The shipped sample has one file per split (train / dev / test)."""
+               sample: bool, times: dict[str, int] | None = None) -> list[dict]:
+    """Records of several files; `limit` caps each file (a seeded sample, so runs compare); `times`
+    repeats a file's records (oversampling; the trainer shuffles them). The shipped sample has one
+    file per split (train / dev / test), which oversampling does not apply to."""
     out = []
-    for path in [folder / f"{split}.jsonl"] if sample else [folder / f"{n}.jsonl" for n in names]:
+    for name, path in [(split, folder / f"{split}.jsonl")] if sample else [(n, folder / f"{n}.jsonl") for n in names]:
         recs = list(read_jsonl(path))
         if limit and len(recs) > limit:
             recs = random.Random(seed).sample(recs, limit)
-        out.extend(recs)
+        n = (times or {}).get(name, 1)
+        if n > 1:
+            log.info("%s: %d records x %d (data.oversample)", name, len(recs), n)
+        out.extend(recs * n)
     return out
 
 

@@ -58,7 +58,10 @@ def build_model(model_cfg, train_records: list[dict]) -> tuple[SpanParserModel, 
         encoder.resize_token_embeddings(len(tokenizer))  # markers the vocabulary lacked
     if model_cfg.get("freeze_word_embeddings"):
         encoder.get_input_embeddings().weight.requires_grad_(False)
-    templates, inflections, left_out = build_vocabulary(train_records, int(model_cfg.get("template_min_count", 2)))
+    # data.oversample repeats records as the same objects: the vocabulary counts each once, so that a
+    # template seen once is not let in by its repeats
+    distinct = list({id(r): r for r in train_records}.values())
+    templates, inflections, left_out = build_vocabulary(distinct, int(model_cfg.get("template_min_count", 2)))
     enc_cfg = encoder.config.to_dict()
     config = SpanParserConfig(encoder=enc_cfg, max_span_width=int(model_cfg.max_span_width),
                               span_hidden=int(model_cfg.span_hidden), dropout=float(model_cfg.dropout),
