@@ -1,7 +1,7 @@
 """Where the shipped classifier's time goes, by stage: the stacked checkpoint with the reference's
 QAs scoring QASemConsistency QAs from a cold cache, with each stage's calls timed in place.
 
-    python -m benchmarks.scoring_profile --checkpoint outputs/entailment_ctx/stacked --threads 1
+    python -m benchmarks.scoring_profile --checkpoint outputs/entailment_ctx/stacked --threads 1 [--precision bf16]
 
 Stages: the predicate detector and the parser on the reference's sentences, the sentence embedder
 (the reference's QAs and predicates, the hypotheses), and the rest (features and the logistic
@@ -39,10 +39,16 @@ class Timed:
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--checkpoint", required=True, help="a stacked checkpoint that parses references")
+    ap.add_argument("--precision", default="fp32", help="fp32 (the exact path), bf16 or int8: the fast path's "
+                    "detector, parser and embedder (models/fast_path.py)")
     a, examples, chosen = sampled_run(ap, argv)
     from models.entailment import load_scorer
+    from models.fast_path import resolve_precision, use_precision
 
     scorer = load_scorer(a.checkpoint)
+    precision = resolve_precision(a.precision)
+    if precision != "fp32":
+        use_precision(scorer, precision)
     structure = getattr(scorer, "structure", None)
     if structure is None:
         raise SystemExit(f"{a.checkpoint}: no reference structure (a lexical checkpoint has no stages to profile)")
@@ -66,7 +72,7 @@ def main(argv=None) -> dict:
         row["total"] = total
         runs.append(row)
     stages = {k: median([r[k] for r in runs]) for k in runs[0]}
-    result = {"machine": machine(), "checkpoint": a.checkpoint, "data": a.data, "responses": len(chosen),
+    result = {"machine": machine(), "checkpoint": a.checkpoint, "precision": precision, "data": a.data, "responses": len(chosen),
               "qas": len(examples), "references": len({tuple(e["premise_tokens"]) for e in examples}),
               "seconds": stages, "share": {k: v / stages["total"] for k, v in stages.items() if k != "total"},
               "seconds_per_response": stages["total"] / len(chosen), "runs": runs}

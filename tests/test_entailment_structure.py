@@ -344,7 +344,8 @@ def test_the_verb_scope_parses_the_question_verb_alone_and_is_kept_by_its_checkp
         assert v["struct_answer_elsewhere"] >= e["struct_answer_elsewhere"] - 1e-9  # every reference word counts
     one = ReferenceStructure(Detector(verbs), RuleParser(), scope="verb")
     f = one.features(LONG_REF, "Who approved something?", "The mayor")
-    assert one.stats["predicates_found"] == 4 and one.stats["predicates_parsed"] == 1
+    # no similarity features: the detector reads only the sentence holding "approved" (test below)
+    assert one.stats["predicates_found"] == 1 and one.stats["predicates_parsed"] == 1
     assert f["struct_role_conflict"] == 1.0 and f["struct_answer_elsewhere"] == 1.0  # "mayor": in the text, not approved's
     with pytest.raises(ValueError, match="scope"):
         one.scope = "relevant"
@@ -368,3 +369,51 @@ def test_the_verb_scope_parses_the_question_verb_alone_and_is_kept_by_its_checkp
     fmt.update(structure={"parser": "P", "detector": "D", "scope": "verb"})
     (tmp_path / "verb" / "stacked" / "entailment_format.json").write_text(json.dumps(fmt))
     assert load_scorer(tmp_path / "verb" / "stacked").structure.scope == "verb"
+
+
+def test_the_verb_scope_without_similarity_detects_only_the_sentences_its_verbs_can_be_in(tmp_path):
+    """Scope verb without an embedder: the detector reads the sentences holding a word whose verb form is
+    a question's, every feature equal to a structure that reads every sentence; a reference where no
+    sentence can hold the verb is read whole (whether it has a predicate at all is a feature); a second
+    response to the same reference reads only what is new; the disk cache keeps what was read."""
+    class Counting(Detector):
+        read = 0
+
+        def detect(self, sentences):
+            Counting.read += len(sentences)
+            return super().detect(sentences)
+
+    verbs = {"approved", "signed", "vetoed", "said"}
+    lazy = ReferenceStructure(Counting(verbs), RuleParser(), scope="verb")
+    eager = ReferenceStructure(Detector(verbs), RuleParser(), scope="verb")
+    eager.detect_lazily = False
+    assert lazy.lazy and not eager.lazy
+    for q, a in zip(QUESTIONS, ANSWERS):
+        assert lazy.features(LONG_REF, q, a) == eager.features(LONG_REF, q, a), (q, a)
+    # approved's and vetoed's sentences, two of four ("sign" is not the scripted form "signe" of signed, and
+    # "passed" is in none)
+    assert Counting.read == 2 and lazy.stats["predicates_found"] == 2 and eager.stats["predicates_found"] == 4
+
+    nothing = "The weather was fine . Critics said nothing .".split()  # "vetoed" is in neither sentence
+    Counting.read = 0
+    f = lazy.features(nothing, "Who vetoed something?", "the mayor")
+    assert Counting.read == 2 and f == eager.features(nothing, "Who vetoed something?", "the mayor")
+    assert f["struct_fallback"] == 0.0 and f["struct_pred_in_ref"] == 0.0  # a predicate (said), not the verb
+    none = "The weather was fine .".split()
+    assert lazy.features(none, "Who vetoed something?", "x")["struct_fallback"] == 1.0
+
+    disk = ReferenceStructure(Counting(verbs), RuleParser(), "P", "D", scope="verb")
+    disk.use_disk_cache(tmp_path)
+    Counting.read = 0
+    disk.features(LONG_REF, "Who approved something?", "The council")
+    again = ReferenceStructure(Counting(verbs), RuleParser(), "P", "D", scope="verb")
+    again.use_disk_cache(tmp_path)
+    again.features(LONG_REF, "Who approved something?", "The council")
+    assert Counting.read == 1  # the second structure read the approved sentence from disk
+    assert again.features(LONG_REF, "Who signed something?", "The mayor") == \
+        eager.features(LONG_REF, "Who signed something?", "The mayor")
+    assert Counting.read == 2  # and only the signed sentence is new
+    whole = ReferenceStructure(Counting(verbs), RuleParser(), "P", "D", scope="verb")
+    whole.use_disk_cache(tmp_path)
+    whole.detect_lazily = False  # a partly read file is completed, not trusted as whole
+    assert len(whole.reference(LONG_REF).predicates) == 4

@@ -32,7 +32,8 @@ class ReferenceCache:
         return self.folder / digest
 
     def load(self, tokens: Sequence[str], identity: dict):
-        """(sentences, predicates, {predicate id: QAs}, {text: vector}) or None when not cached."""
+        """(sentences, predicates, {predicate id: QAs}, {text: vector}, the sentences the detector has read:
+        None for every one) or None when not cached."""
         import numpy as np
 
         stem = self._stem(tokens, identity)
@@ -49,20 +50,25 @@ class ReferenceCache:
             sentences = state["sentences"]
             predicates = [dict(p, tokens=sentences[p["sentence"]]) for p in state["predicates"]]
             qas = {int(i): [dict(q, tokens=sentences[q["sentence"]]) for q in v] for i, v in state["qas"].items()}
+            detected = state.get("detected")  # absent: every sentence (files written before lazy detection)
+            detected = None if detected is None else [int(j) for j in detected]
         except (OSError, ValueError, KeyError, IndexError, TypeError) as e:
             self.stats["unreadable"] += 1
             log.warning("reference cache %s: unreadable (%s); parsing again", meta, e)
             return None
         self.stats["hits"] += 1
-        return sentences, predicates, qas, vectors
+        return sentences, predicates, qas, vectors, detected
 
-    def save(self, tokens: Sequence[str], identity: dict, sentences, predicates, qas: dict, vectors: dict) -> None:
+    def save(self, tokens: Sequence[str], identity: dict, sentences, predicates, qas: dict, vectors: dict,
+             detected=None) -> None:
         import numpy as np
 
         stem = self._stem(tokens, identity)
         state = {"format": FORMAT, "identity": identity, "sentences": sentences,
                  "predicates": [{k: v for k, v in p.items() if k != "tokens"} for p in predicates],
                  "qas": {str(i): [{k: v for k, v in q.items() if k != "tokens"} for q in v] for i, v in qas.items()}}
+        if detected is not None and len(detected) < len(sentences):
+            state["detected"] = sorted(detected)
         if vectors:  # first, so that a .json never points at a half-written .npz
             tmp = stem.with_suffix(f".{os.getpid()}.tmp.npz")
             np.savez(tmp, texts=np.array(list(vectors)), vectors=np.stack([np.asarray(v) for v in vectors.values()]))

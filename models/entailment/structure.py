@@ -73,16 +73,26 @@ def split_sentences(tokens: Sequence[str], max_len: int = 80) -> list[list[str]]
 
 
 class _Reference:
-    """One reference: its sentences, their content words, the detector's predicates (every one),
-    and the QAs of the predicates parsed so far (by the predicate's position in `predicates`)."""
+    """One reference: its sentences, their content words, the detector's predicates (of the sentences in
+    `detected`: every one, except under scope verb without similarity features), and the QAs of the
+    predicates parsed so far (by the predicate's position in `predicates`)."""
 
-    def __init__(self, sentences: list[list[str]], predicates: list[dict], qas: dict | None = None):
+    def __init__(self, sentences: list[list[str]], predicates: list[dict], qas: dict | None = None,
+                 detected=None):
         self.sentences, self.predicates = sentences, predicates
         self.words = [content_set(s) for s in sentences]
-        self.forms = sorted({verb_form_of(p) for p in predicates})
+        self.detected = set(range(len(sentences))) if detected is None else set(detected)
         self.qas: dict[int, list[dict]] = dict(qas or {})
         self.changed = qas is None  # not yet as it is on disk (models/entailment/reference_cache.py)
         self.saved_vectors = 0  # how many of its texts' embeddings are on disk
+
+    @property
+    def forms(self) -> list[str]:
+        return sorted({verb_form_of(p) for p in self.predicates})
+
+    @property
+    def all_detected(self) -> bool:
+        return len(self.detected) == len(self.sentences)
 
     def texts(self) -> list[str]:
         """The texts the similarity features embed: the parsed QAs, the verb forms and (scope verb) the sentences."""
@@ -119,6 +129,12 @@ class ReferenceStructure:
         if scope == "verb":  # what a checkpoint saves and loads with: its features were computed so
             self.paths["scope"] = scope
         self.scope = scope
+        # scope verb without the similarity features reads only the predicates with the question's verb
+        # form (and whether the reference has any predicate): the detector then reads only the sentences
+        # holding a word whose verb form is one of those (the form is the detector's table lookup of the
+        # word, models/predicates/detector.py), not every sentence. False: every sentence, always.
+        self.detect_lazily = True
+        self._word_forms: dict[str, set[str]] = {}
         self.disk = None  # a ReferenceCache: parsed references kept on disk by content (use_disk_cache)
         self.cache: dict[tuple, _Reference] = {}
         self.vectors: dict[str, object] = {}  # text -> unit embedding (reference QAs, predicates)
@@ -161,24 +177,60 @@ class ReferenceStructure:
         return {"paths": {k: str(v) for k, v in self.paths.items()},
                 "bf16": {k: bool(getattr(v, "bf16", False)) for k, v in parts.items() if v is not None}}
 
+    @property
+    def lazy(self) -> bool:
+        """Whether the detector reads only the sentences a QA's verb forms can be in (see __init__)."""
+        return self.detect_lazily and self.scope == "verb" and self.embedder is None
+
     def reference(self, tokens: Sequence[str]) -> _Reference:
         """A reference split and run through the detector, once (cached by its tokens; with a disk
-        cache, once across runs)."""
+        cache, once across runs); lazily, the detector reads sentences as QAs need them (detect)."""
         key = tuple(tokens)
         if key not in self.cache:
             loaded = self.disk.load(key, self.identity()) if self.disk is not None else None
             if loaded is not None:
-                sentences, predicates, qas, vectors = loaded
-                ref = self.cache[key] = _Reference(sentences, predicates, qas)
+                sentences, predicates, qas, vectors, detected = loaded
+                ref = self.cache[key] = _Reference(sentences, predicates, qas, detected)
                 self.vectors.update((t, v) for t, v in vectors.items() if t not in self.vectors)
                 ref.saved_vectors = len(vectors)
             else:
-                sentences = split_sentences(list(tokens))
-                ref = self.cache[key] = _Reference(sentences, detect_predicates(sentences, self.detector))
-                self.stats["predicates_found"] += len(ref.predicates)
+                ref = self.cache[key] = _Reference(split_sentences(list(tokens)), [], detected=())
+                if not self.lazy:
+                    self.detect(ref, range(len(ref.sentences)))
             self.stats["references"] += 1
-            self.stats["no_predicate"] += not ref.predicates
+            self.stats["no_predicate"] += ref.all_detected and not ref.predicates
+        if not self.lazy and not self.cache[key].all_detected:  # a lazy one from the disk cache
+            self.detect(self.cache[key], range(len(self.cache[key].sentences)))
         return self.cache[key]
+
+    def detect(self, ref: _Reference, sentence_ids) -> None:
+        """Run the detector over the sentences `sentence_ids` of a reference it has not read yet (one batch)."""
+        todo = [j for j in dict.fromkeys(sentence_ids) if j not in ref.detected]
+        if not todo:
+            return
+        for p in detect_predicates([ref.sentences[j] for j in todo], self.detector):
+            j = todo[p["sentence"]]
+            ref.predicates.append(dict(p, sentence=j, sentence_id=str(j)))
+            self.stats["predicates_found"] += 1
+        ref.detected.update(todo)
+        ref.changed = True
+
+    def word_forms(self, word: str) -> set[str]:
+        """The verb forms a word would have as a verbal or a nominal predicate (the detector's lookup)."""
+        if word not in self._word_forms:
+            lookup = self.detector.verb_forms.lookup
+            self._word_forms[word] = {verb_form_of({"verb_form": lookup(word, t), "predicate": word})
+                                      for t in ("verbal", "nominal")}
+        return self._word_forms[word]
+
+    def detect_for(self, ref: _Reference, forms: set[str]) -> None:
+        """Lazily: the sentences that can hold a predicate with one of `forms`, and, while the reference has no
+        predicate yet, every other one (the features read whether it has any)."""
+        self.detect(ref, [j for j, s in enumerate(ref.sentences) if j not in ref.detected
+                          and any(self.word_forms(w) & forms for w in s)])
+        if not ref.predicates and not ref.all_detected:
+            self.detect(ref, range(len(ref.sentences)))
+            self.stats["no_predicate"] += not ref.predicates
 
     def _keep(self, tokens: Sequence[str], ref: _Reference) -> None:
         """Write a reference that gained parses or embeddings to the disk cache."""
@@ -186,7 +238,7 @@ class ReferenceStructure:
             return
         vectors = {t: self.vectors[t] for t in dict.fromkeys(ref.texts()) if t in self.vectors}
         if ref.changed or len(vectors) > ref.saved_vectors:
-            self.disk.save(tuple(tokens), self.identity(), ref.sentences, ref.predicates, ref.qas, vectors)
+            self.disk.save(tuple(tokens), self.identity(), ref.sentences, ref.predicates, ref.qas, vectors, ref.detected)
             ref.changed, ref.saved_vectors = False, len(vectors)
 
     def parse(self, ref: _Reference, ids) -> None:
@@ -237,6 +289,8 @@ class ReferenceStructure:
             out = [self._features(ref_qas, forms, h, q, a) for h, q, a in zip(hyps, questions, answers)]
         elif self.scope == "verb":
             ref = self.reference(premise)
+            if self.lazy:
+                self.detect_for(ref, set().union(*(h[0] for h in hyps if h is not None)))
             ids = [ref.with_forms(h[0]) if h is not None else [] for h in hyps]
             self.parse(ref, sorted(set().union(*ids)))
             if self.embedder is not None and ref.predicates:
