@@ -144,3 +144,37 @@ def response_correlations(response_ids: Sequence[str], datasets: Sequence[str], 
                    "share": correlation([per[r]["pred"] for r in rs], g),
                    "mean_prob": correlation([per[r]["mean_prob"] for r in rs], g)}
     return out
+
+
+def paired_bootstrap(response_ids: Sequence[str], gold: Sequence[int], scores_a: Sequence[float],
+                     scores_b: Sequence[float], threshold: float = 0.5, samples: int = 2000, seed: int = 0) -> dict:
+    """B - A on the same QAs, responses resampled with replacement (a response's QAs stay together: they
+    share a reference): overall balanced accuracy at `threshold` and the Pearson correlation across responses
+    of the predicted consistency score (share predicted supported) with the gold one. Each as
+    {"delta", "ci95": [low, high]}; a CI that holds 0 is a difference within resampling noise."""
+    gold = np.asarray(gold, dtype=int)
+    a, b = np.asarray(scores_a, dtype=float), np.asarray(scores_b, dtype=float)
+    if not (len(gold) == len(a) == len(b) == len(response_ids)):
+        raise ValueError(f"paired_bootstrap: {len(response_ids)} ids, {len(gold)} gold, {len(a)} / {len(b)} scores")
+    rows: dict[str, list[int]] = defaultdict(list)
+    for i, r in enumerate(response_ids):
+        rows[r].append(i)
+    resp = sorted(rows)
+
+    def deltas(chosen) -> tuple[float, float]:
+        idx = np.concatenate([rows[r] for r in chosen])
+        g = [gold[rows[r]].mean() for r in chosen]
+        out = []
+        for s in (a, b):
+            pearson = correlation([(s[rows[r]] >= threshold).mean() for r in chosen], g)["pearson"]
+            out.append((balanced_accuracy(gold[idx], s[idx], threshold), np.nan if pearson is None else pearson))
+        return out[1][0] - out[0][0], out[1][1] - out[0][1]
+
+    rng = np.random.default_rng(seed)
+    boot = np.array([deltas(rng.choice(resp, len(resp))) for _ in range(samples)])
+    point = deltas(resp)
+    return {name: {"delta": point[k], "ci95": [float(np.nanpercentile(boot[:, k], 2.5)),
+                                               float(np.nanpercentile(boot[:, k], 97.5))]}
+            for k, name in enumerate(("bacc", "pearson"))} | {"responses": len(resp), "qas": len(gold),
+                                                              "same_decisions": float(((a >= threshold) ==
+                                                                                       (b >= threshold)).mean())}
