@@ -150,6 +150,10 @@ def test_train_chooses_by_cv_and_saves_the_parser_reference(tmp_path, monkeypatc
     assert stacked["chosen"] in stacked["candidates"]
     fmt = json.loads((tmp_path / "exact" / "stacked" / "entailment_format.json").read_text())
     assert (fmt["structure"] == {"parser": "P", "detector": "D"}) == (stacked["chosen"] == "with_structure")
+    # the chosen model's out-of-fold scores, one per training QA, and their response-level correlation
+    oof = [json.loads(line) for line in (tmp_path / "exact" / "stacked_oof_predictions.jsonl").open()]
+    assert len(oof) == metrics["train_examples"] and {"example_id", "response_id", "supported", "score"} <= set(oof[0])
+    assert set(stacked["cv"]["responses"]["overall"]) == {"n_responses", "share", "mean_prob"}
     # with the embedder, a third candidate; the checkpoint names the embedder only when it needs it
     stacked = train(compose_cfg("train_entailment", overrides), tmp_path / "sim")["stacked"]
     assert set(stacked["candidates"]) == {"lexical", "with_context", "with_structure", "with_structure_similarity"}

@@ -9,8 +9,8 @@ from pathlib import Path
 import hydra
 from omegaconf import DictConfig
 
-from data_prep.records import read_jsonl
-from metrics.entailment import best_threshold, metrics_table
+from data_prep.records import read_jsonl, write_jsonl
+from metrics.entailment import best_threshold, metrics_table, response_correlations
 from models import entailment as E
 from models.entailment.features import CONTEXT_FEATURES
 from models.entailment.structure import EXACT_FEATURES, SIMILARITY_FEATURES, ReferenceStructure
@@ -60,8 +60,10 @@ def fit_stacker(cfg: DictConfig, examples, oof_neural: list[float] | None, run_d
         oof = _out_of_fold(Z, y, examples, C, cfg)
         thr = best_threshold(y.tolist(), oof.tolist())
         table = metrics_table(ds, y.tolist(), oof.tolist(), thr)
-        results[name] = {"features": cols, "threshold": thr, "Z": Z, "mean": mean, "std": std,
-                         "cv": {"at_0.5": metrics_table(ds, y.tolist(), oof.tolist()), "at_threshold": table},
+        resp = response_correlations([e["response_id"] for e in examples], ds, y.tolist(), oof.tolist())
+        results[name] = {"features": cols, "threshold": thr, "Z": Z, "mean": mean, "std": std, "oof": oof,
+                         "cv": {"at_0.5": metrics_table(ds, y.tolist(), oof.tolist()), "at_threshold": table,
+                                "responses": resp},
                          "mean_bacc": float(np.mean([table[d]["bacc"] for d in ("cliff", "factscore", "verifiability")]))}
     chosen = max(results, key=lambda n: results[n]["mean_bacc"])
     best = results[chosen]
@@ -75,6 +77,11 @@ def fit_stacker(cfg: DictConfig, examples, oof_neural: list[float] | None, run_d
     lr = LogisticRegression(C=C, class_weight="balanced", max_iter=2000).fit(best["Z"], y)
     out = run_dir / "stacked"
     out.mkdir(parents=True, exist_ok=True)
+    # the chosen model's out-of-fold scores: a dev-side comparison of two classifiers
+    # (python -m evaluation.entailment_compare A/stacked_oof_predictions.jsonl B/...)
+    write_jsonl(run_dir / "stacked_oof_predictions.jsonl",
+                [{"example_id": e["example_id"], "response_id": e["response_id"], "dataset": e["dataset"],
+                  "supported": int(e["supported"]), "score": float(p)} for e, p in zip(examples, best["oof"])])
     uses_structure = any(f.startswith("struct_") for f in feats)
     if uses_structure and not set(SIMILARITY_FEATURES) & set(feats):
         structure.paths.pop("embedder", None)  # chosen without the similarity: loading needs no embedder
