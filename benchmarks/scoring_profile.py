@@ -16,6 +16,7 @@ import time
 
 from benchmarks.common import machine, median, write_result
 from benchmarks.entailment_cost import forget, sampled_run
+from models.fast_path import PRECISIONS, use_precision
 
 
 class Timed:
@@ -39,16 +40,13 @@ class Timed:
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--checkpoint", required=True, help="a stacked checkpoint that parses references")
-    ap.add_argument("--precision", default="fp32", help="fp32 (the exact path), bf16 or int8: the fast path's "
-                    "detector, parser and embedder (models/fast_path.py)")
+    ap.add_argument("--precision", default="fp32", choices=PRECISIONS, help="fp32 (the exact path), bf16 or int8: "
+                    "the fast path's detector, parser and embedder (models/fast_path.py)")
     a, examples, chosen = sampled_run(ap, argv)
     from models.entailment import load_scorer
-    from models.fast_path import resolve_precision, use_precision
 
     scorer = load_scorer(a.checkpoint)
-    precision = resolve_precision(a.precision)
-    if precision != "fp32":
-        use_precision(scorer, precision)
+    use_precision(scorer, a.precision)
     structure = getattr(scorer, "structure", None)
     if structure is None:
         raise SystemExit(f"{a.checkpoint}: no reference structure (a lexical checkpoint has no stages to profile)")
@@ -72,7 +70,7 @@ def main(argv=None) -> dict:
         row["total"] = total
         runs.append(row)
     stages = {k: median([r[k] for r in runs]) for k in runs[0]}
-    result = {"machine": machine(), "checkpoint": a.checkpoint, "precision": precision, "data": a.data, "responses": len(chosen),
+    result = {"machine": machine(), "checkpoint": a.checkpoint, "precision": a.precision, "data": a.data, "responses": len(chosen),
               "qas": len(examples), "references": len({tuple(e["premise_tokens"]) for e in examples}),
               "seconds": stages, "share": {k: v / stages["total"] for k, v in stages.items() if k != "total"},
               "seconds_per_response": stages["total"] / len(chosen), "runs": runs}

@@ -160,19 +160,23 @@ def paired_bootstrap(response_ids: Sequence[str], gold: Sequence[int], scores_a:
     for i, r in enumerate(response_ids):
         rows[r].append(i)
     resp = sorted(rows)
+    # each response's gold and predicted consistency scores, once; a resample picks them by position
+    per = [response_scores(response_ids, gold, s, threshold) for s in (a, b)]
+    gold_share = np.array([per[0][r]["gold"] for r in resp])
+    pred_share = [np.array([p[r]["pred"] for r in resp]) for p in per]
+    qa_rows = [np.asarray(rows[r]) for r in resp]
 
-    def deltas(chosen) -> tuple[float, float]:
-        idx = np.concatenate([rows[r] for r in chosen])
-        g = [gold[rows[r]].mean() for r in chosen]
+    def deltas(chosen: np.ndarray) -> tuple[float, float]:
+        idx = np.concatenate([qa_rows[k] for k in chosen])
         out = []
-        for s in (a, b):
-            pearson = correlation([(s[rows[r]] >= threshold).mean() for r in chosen], g)["pearson"]
+        for s, share in zip((a, b), pred_share):
+            pearson = correlation(share[chosen], gold_share[chosen])["pearson"]
             out.append((balanced_accuracy(gold[idx], s[idx], threshold), np.nan if pearson is None else pearson))
         return out[1][0] - out[0][0], out[1][1] - out[0][1]
 
     rng = np.random.default_rng(seed)
-    boot = np.array([deltas(rng.choice(resp, len(resp))) for _ in range(samples)])
-    point = deltas(resp)
+    boot = np.array([deltas(rng.integers(0, len(resp), len(resp))) for _ in range(samples)])
+    point = deltas(np.arange(len(resp)))
     return {name: {"delta": point[k], "ci95": [float(np.nanpercentile(boot[:, k], 2.5)),
                                                float(np.nanpercentile(boot[:, k], 97.5))]}
             for k, name in enumerate(("bacc", "pearson"))} | {"responses": len(resp), "qas": len(gold),

@@ -195,12 +195,10 @@ class ReferenceStructure:
                 ref.saved_vectors = len(vectors)
             else:
                 ref = self.cache[key] = _Reference(split_sentences(list(tokens)), [], detected=())
-                if not self.lazy:
-                    self.detect(ref, range(len(ref.sentences)))
+            if not self.lazy:  # every sentence: a new reference, or one a lazy structure left on disk
+                self.detect(ref, range(len(ref.sentences)))
             self.stats["references"] += 1
             self.stats["no_predicate"] += ref.all_detected and not ref.predicates
-        if not self.lazy and not self.cache[key].all_detected:  # a lazy one from the disk cache
-            self.detect(self.cache[key], range(len(self.cache[key].sentences)))
         return self.cache[key]
 
     def detect(self, ref: _Reference, sentence_ids) -> None:
