@@ -10,7 +10,7 @@ python -m pip install -q --upgrade pip
 # for benchmarks/encoder_runtimes.py
 python -m pip install -q -e ".[dev,mpnet,onnx]"
 # tests/test_consistency_html.py renders the report page in headless Chromium (Playwright drives Debian's build).
-# The evaluation CLIs run under jemalloc (models/memory.py: the consistency CLI's peak RSS 1.91 GB instead of 3.42).
+# The evaluation CLIs run under jemalloc (models/memory.py: the consistency CLI's peak RSS 1.91 GB instead of 3.29).
 if { [ ! -x /usr/bin/chromium ] || ! ls /usr/lib/*/libjemalloc.so.2 >/dev/null 2>&1; } && command -v apt-get >/dev/null; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium libjemalloc2
 fi
