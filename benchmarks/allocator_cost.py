@@ -37,6 +37,7 @@ def run_cli(args: list[str], allocator: str, threads: int, run_dir: Path) -> dic
         # wait4 on the pid the exec keeps: rusage of this child alone, jemalloc's re-execution included
         _, status, usage = os.wait4(child.pid, 0)
         wall = time.monotonic() - start
+    # os.wait4 reaped the child: tell Popen, or it would wait on (and warn about) a pid that is gone
     child.returncode = os.waitstatus_to_exitcode(status)
     if child.returncode != 0:
         raise SystemExit(f"{' '.join(cmd)} failed ({child.returncode}):\n{log.read_text()[-2000:]}")
