@@ -1,5 +1,5 @@
 """Seconds per training step, read back from a training log's progress bar (tqdm's `N/TOTAL [elapsed<...`):
-the mean per window of --window steps, and the mean profile inside a window in --bucket-step buckets.
+the mean per window of --window steps, and the profile inside a window in --bucket-step buckets (the median over windows).
 
     python -m benchmarks.step_times --name span_mpnet_120_lr1e4 outputs/run.log
 
@@ -30,22 +30,29 @@ def elapsed_by_step(text: str) -> dict[int, int]:
     return out
 
 
+def mean_step(elapsed: dict[int, int], first: int, steps: int) -> float | None:
+    """Mean s/step over steps first+1 .. first+steps, or None where the log lacks either end."""
+    if first in elapsed and first + steps in elapsed:
+        return (elapsed[first + steps] - elapsed[first]) / steps
+    return None
+
+
+def window_starts(elapsed: dict[int, int], window: int) -> range:
+    return range(0, max(elapsed, default=0) - window + 1, window)
+
+
 def window_means(elapsed: dict[int, int], window: int) -> list[tuple[int, float]]:
     """[(first step, mean s/step)] for each complete window of steps the log shows both ends of."""
-    last = max(elapsed, default=0)
-    return [(s, (elapsed[s + window] - elapsed[s]) / window)
-            for s in range(0, last - window + 1, window) if s in elapsed and s + window in elapsed]
+    means = ((s, mean_step(elapsed, s, window)) for s in window_starts(elapsed, window))
+    return [(s, m) for s, m in means if m is not None]
 
 
 def profile(elapsed: dict[int, int], window: int, bucket: int) -> list[float]:
-    """Mean s/step at each bucket's offset inside a window, over all windows (the sawtooth's shape)."""
-    sums = [[] for _ in range(window // bucket)]
-    for s in range(0, max(elapsed, default=0) - window + 1, window):
-        for k in range(len(sums)):
-            a, b = s + k * bucket, s + (k + 1) * bucket
-            if a in elapsed and b in elapsed:
-                sums[k].append((elapsed[b] - elapsed[a]) / bucket)
-    return [round(statistics.median(v), 2) if v else float("nan") for v in sums]
+    """The sawtooth's shape: for each bucket's offset inside a window, the median over windows of its mean s/step."""
+    per_offset = [[mean_step(elapsed, s + k * bucket, bucket) for s in window_starts(elapsed, window)]
+                  for k in range(window // bucket)]
+    return [round(statistics.median(v), 2) if v else float("nan")
+            for v in ([m for m in ms if m is not None] for ms in per_offset)]
 
 
 def main(argv=None) -> int:
@@ -54,6 +61,7 @@ def main(argv=None) -> int:
     ap.add_argument("--name", required=True)
     ap.add_argument("--window", type=int, default=50, help="steps per window (LengthGroupedSampler: 50 batches)")
     ap.add_argument("--bucket", type=int, default=10)
+    ap.add_argument("--out", default=None, help="result JSON path (default: benchmarks/results/...)")
     args = ap.parse_args(argv)
     with open(args.log, encoding="utf-8", errors="replace") as f:
         elapsed = elapsed_by_step(f.read())
@@ -67,7 +75,7 @@ def main(argv=None) -> int:
               "last_quarter_median": round(statistics.median(values[-max(1, len(values) // 4):]), 3),
               "profile_in_window": profile(elapsed, args.window, args.bucket),
               "window_means": [[s, round(m, 3)] for s, m in means]}
-    path = write_result(f"step_times-{args.name}", result)
+    path = write_result(f"step_times-{args.name}", result, args.out)
     print({k: v for k, v in result.items() if k != "window_means"}, f"-> {path}")
     return 0
 
