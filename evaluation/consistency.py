@@ -74,7 +74,12 @@ def summarize(reports: list[dict]) -> dict:
 def run(cfg: DictConfig, run_dir: Path) -> dict:
     from models.consistency import ConsistencyPipeline
 
+    from models.release import apply_release
+
     pairs = read_pairs(cfg)  # input errors surface before any model loads
+    apply_release(cfg, ("parser", "detector", "entailment"))  # release=DIR: checked whole before any model loads
+    if not cfg.get("entailment"):
+        raise InputError("give release=DIR (bash scripts/release.sh), or entailment=DIR (with parser= and detector=)")
     threshold = cfg.threshold if str(cfg.threshold) == "dev" else float(cfg.threshold)
     pipe = ConsistencyPipeline.from_pretrained(cfg.entailment, parser=cfg.parser, detector=cfg.detector,
                                                device=cfg.get("device"), batch_size=int(cfg.batch_size),

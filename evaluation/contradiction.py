@@ -39,7 +39,8 @@ CHATGPT_PUBLISHED = {"precision": 0.842, "recall": 0.832, "f1": 0.837}
 def read_input(cfg: DictConfig) -> tuple[list[dict] | None, tuple[str, str] | None]:
     """(pairs, None) for pairs=FILE, (None, (text a, text b)) for a=FILE b=FILE; checked before any model loads."""
     if cfg.get("pairs"):
-        return read_pairs(hydra.utils.to_absolute_path(cfg.pairs)), None
+        limit = int(cfg.limit) if cfg.get("limit") else None
+        return read_pairs(hydra.utils.to_absolute_path(cfg.pairs))[:limit], None
     if cfg.get("a") and cfg.get("b"):
         texts = []
         for key in ("a", "b"):
@@ -133,8 +134,12 @@ def by_generator(pairs: list[dict], labels, decided) -> dict:
 def run(cfg: DictConfig, run_dir: Path) -> dict:
     from models.contradiction import (ContradictionModel, add_encoder_scores, align_passing, analyse_pairs,
                                       encoder_probs, entailment_only, load_components)
+    from models.release import apply_release
 
     pairs, texts = read_input(cfg)
+    apply_release(cfg)  # release=DIR: the four checkpoints from its manifest, checked before any loads
+    if not cfg.get("contradiction"):
+        raise DataFormatError("give release=DIR (bash scripts/release.sh), or contradiction=R/contradiction")
     model = ContradictionModel.load(resolve_model_path(cfg.contradiction), batch_size=int(cfg.batch_size))
     threshold = float(cfg.threshold) if cfg.get("threshold") is not None else model.threshold
     # an encoder-only model needs no detector, parser or entailment classifier to score; given them,

@@ -60,7 +60,17 @@ class ConsistencyPipeline:
         native; models/fast_path.py). reference_scope: what of a reference a stacked checkpoint parses,
         all (the exact path), relevant (the predicates each QA's features read; models/entailment/structure.py)
         or auto (relevant where no feature changes: a checkpoint without the similarity features);
-        reference_cache: a folder that keeps parsed references across runs (models/entailment/reference_cache.py)."""
+        reference_cache: a folder that keeps parsed references across runs (models/entailment/reference_cache.py).
+        `classifier` may also be a release (a folder or Hub id with manifest.json, `bash scripts/release.sh`):
+        its entailment classifier, parser and detector, every file checked before any loads."""
+        if parser is None and detector is None:
+            from models.checkpoint import is_hub_id
+            from pathlib import Path
+            from models.release import release_folder, release_models
+
+            if (Path(str(classifier)).is_dir() or is_hub_id(classifier)) and release_folder(classifier) is not None:
+                models = release_models(classifier)
+                classifier, parser, detector = models["entailment"], models["parser"], models["detector"]
         scorer = load_scorer(classifier, batch_size=batch_size)
         if threshold == "dev":
             threshold = getattr(scorer, "threshold", None) or 0.5

@@ -64,7 +64,9 @@ def fit_stacker(cfg: DictConfig, examples, oof_neural: list[float] | None, run_d
         results[name] = {"features": cols, "threshold": thr, "Z": Z, "mean": mean, "std": std, "oof": oof,
                          "cv": {"at_0.5": metrics_table(ds, y.tolist(), oof.tolist()), "at_threshold": table,
                                 "responses": resp},
-                         "mean_bacc": float(np.mean([table[d]["bacc"] for d in ("cliff", "factscore", "verifiability")]))}
+                         # over the sub-datasets present (a dev slice may hold one or two of them)
+                         "mean_bacc": float(np.mean([table[d]["bacc"] for d in ("cliff", "factscore", "verifiability")
+                                                     if table[d]["bacc"] is not None]))}
     chosen = max(results, key=lambda n: results[n]["mean_bacc"])
     best = results[chosen]
     feats = best["features"]

@@ -1,0 +1,105 @@
+"""Train, evaluate and gather every shipped model into one folder: python -m release PROFILE DIR [options]
+(what `bash scripts/release.sh PROFILE DIR` runs).
+
+  PROFILE             quick | full | tiny (release/profiles/)
+  --dry-run           list the stages that would run, run nothing
+  --cores N           stages at once, one thread each (default: every core)
+  hub=push hub.repo_id=ORG/NAME [hub.private=false]   then publish the set (release/publish.py)
+
+The pipeline is release/Snakefile. Before it runs: DIR is locked (a second release in DIR is refused,
+naming the holder), the profile is checked against DIR's, and the stamps of stages whose files were
+edited or deleted are dropped so that those stages, and what depends on them, run again."""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from release.stamps import stale_stamps
+from train.run_guard import RunDirectoryLockedError, run_dir_lock
+
+REPO = Path(__file__).resolve().parents[1]
+PROFILES = REPO / "release" / "profiles"
+DATA_PARTS = ("qasrl-bank-v2", "qasrl-gs", "qanom", "qanom-resources", "qasem-consistency", "chatprotect")
+
+
+def data_dir() -> Path:
+    """$QASEM_DATA_DIR, else ../shared/data beside the repo, else data/raw (python -m data_prep.download)."""
+    if os.environ.get("QASEM_DATA_DIR"):
+        return Path(os.environ["QASEM_DATA_DIR"]).resolve()
+    beside = REPO.parent / "shared" / "data"
+    return beside.resolve() if beside.is_dir() else (REPO / "data" / "raw").resolve()
+
+
+def check_data(folder: Path) -> None:
+    missing = [p for p in DATA_PARTS if not (folder / p).is_dir()]
+    if missing:
+        raise SystemExit(f"release stage data: the data directory {folder} lacks {', '.join(missing)}; set "
+                         "QASEM_DATA_DIR to the folder of the releases, or fetch them with python -m data_prep.download")
+
+
+def snakemake_command(profile: str, release: Path, data: Path, cores: int, dry_run: bool) -> list[str]:
+    cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "release" / "Snakefile"),
+           "--directory", str(release), "--cores", str(cores), "--config", f"profile={profile}", f"repo={REPO}",
+           f"data_dir={data}", "--rerun-incomplete", "--nolock"]  # DIR's own lock (below) names its holder
+    return cmd + (["--dry-run", "--quiet", "rules"] if dry_run else ["--quiet", "rules", "host"])
+
+
+def hub_args(extra: list[str]) -> dict:
+    kv = dict(a.split("=", 1) for a in extra if "=" in a)
+    unknown = [a for a in extra if "=" not in a or a.split("=", 1)[0] not in ("hub", "hub.repo_id", "hub.private")]
+    if unknown:
+        raise SystemExit(f"unknown arguments {unknown}: give hub=push hub.repo_id=ORG/NAME [hub.private=false]")
+    if kv.get("hub") == "push" and not kv.get("hub.repo_id"):
+        raise SystemExit("hub=push needs hub.repo_id=ORG/NAME")
+    return kv
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m release", description="train, evaluate and gather the shipped models")
+    ap.add_argument("profile")
+    ap.add_argument("release", type=Path)
+    ap.add_argument("--dry-run", action="store_true")
+    ap.add_argument("--cores", type=int, default=os.cpu_count() or 1)
+    args, extra = ap.parse_known_args(argv)
+    hub = hub_args(extra)
+    if not (PROFILES / f"{args.profile}.yaml").exists():
+        raise SystemExit(f"unknown profile {args.profile!r}: one of {sorted(p.stem for p in PROFILES.glob('*.yaml'))}")
+    data = data_dir()
+    check_data(data)
+    release = args.release.resolve()
+    release.mkdir(parents=True, exist_ok=True)
+    try:
+        with run_dir_lock(release):
+            marker = release / ".profile"
+            if marker.exists() and marker.read_text().strip() != args.profile:
+                raise SystemExit(f"{release} holds a {marker.read_text().strip()} release: give {args.profile} "
+                                 "another folder")
+            marker.write_text(args.profile + "\n")
+            for stage, files in stale_stamps(release).items():
+                print(f"release: stage {stage} runs again: {', '.join(files[:3])}{' …' if len(files) > 3 else ''} "
+                      "changed since it finished", file=sys.stderr)
+            code = subprocess.call(snakemake_command(args.profile, release, data, args.cores, args.dry_run))
+            if code != 0 or args.dry_run:
+                return code
+            if hub.get("hub") == "push":
+                from release.publish import publish
+
+                url = publish(release, hub["hub.repo_id"], private=hub.get("hub.private", "true") != "false")
+                if url is None:
+                    print(f"release: the push to {hub['hub.repo_id']} failed (see above); {release} is complete "
+                          "and kept", file=sys.stderr)
+                    return 1
+                print(f"release: published {release} to {url}")
+            metrics = json.loads((release / "manifest.json").read_text())["metrics"]
+            print(json.dumps(metrics, indent=1))
+            return 0
+    except RunDirectoryLockedError as e:
+        raise SystemExit(f"release refused: {e}") from None
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,90 @@
+"""A stage's stamp, `stages/NAME.json` in the release folder: its command, wall time, peak RSS and the
+sha256 of every file it wrote. The stamp is the stage's Snakemake output, so a stage is done exactly
+when its stamp exists; `stale_stamps` removes the stamp of a stage whose files were deleted or edited
+since, so that Snakemake runs that stage again (and, the new stamp being newer, what depends on it)."""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+STAGES_DIR = "stages"
+
+
+def sha256(path: Path, chunk: int = 1 << 20) -> str:
+    h = hashlib.sha256()
+    with Path(path).open("rb") as f:
+        while block := f.read(chunk):
+            h.update(block)
+    return h.hexdigest()
+
+
+def files_under(paths: list[str | Path], root: Path) -> list[Path]:
+    """Every regular file of the given files and folders (relative to root), sorted; missing ones raise."""
+    out = []
+    for p in paths:
+        full = root / p
+        if full.is_dir():
+            out += [f for f in full.rglob("*") if f.is_file() and not f.name.startswith(".run.lock")]
+        elif full.is_file():
+            out.append(full)
+        else:
+            raise FileNotFoundError(f"{full}: the stage finished but did not write it")
+    return sorted(out)
+
+
+def file_entry(path: Path, previous: dict | None = None) -> dict:
+    """{sha256, size, mtime_ns}; the hash is reused from `previous` when size and mtime are unchanged
+    (a rerun with nothing changed hashes nothing: gigabytes of weights cost seconds otherwise)."""
+    st = path.stat()
+    if previous and previous.get("size") == st.st_size and previous.get("mtime_ns") == st.st_mtime_ns:
+        return previous
+    return {"sha256": sha256(path), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+
+
+def stamp_path(root: Path, name: str) -> Path:
+    return Path(root) / STAGES_DIR / f"{name}.json"
+
+
+def read_stamp(root: Path, name: str) -> dict | None:
+    path = stamp_path(root, name)
+    return json.loads(path.read_text()) if path.exists() else None
+
+
+def write_stamp(root: Path, name: str, stamp: dict) -> Path:
+    """Written whole (a temporary file renamed), so a killed stage never leaves a stamp that looks done."""
+    path = stamp_path(root, name)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(stamp, indent=1))
+    os.replace(tmp, path)
+    return path
+
+
+def changed_files(root: Path, stamp: dict) -> list[str]:
+    """The stamped files that are gone or whose content differs now (hashed only when size or mtime moved)."""
+    changed = []
+    for rel, entry in stamp.get("files", {}).items():
+        path = Path(root) / rel
+        if not path.is_file():
+            changed.append(rel)
+            continue
+        st = path.stat()
+        if st.st_size == entry["size"] and st.st_mtime_ns == entry["mtime_ns"]:
+            continue
+        if st.st_size != entry["size"] or sha256(path) != entry["sha256"]:
+            changed.append(rel)
+    return changed
+
+
+def stale_stamps(root: Path) -> dict[str, list[str]]:
+    """Remove the stamp of every stage whose files changed by hand; {stage: [changed files]}."""
+    stale = {}
+    for path in sorted((Path(root) / STAGES_DIR).glob("*.json")):
+        stamp = json.loads(path.read_text())
+        changed = changed_files(root, stamp)
+        if changed:
+            stale[path.stem] = changed
+            path.unlink()
+    return stale
