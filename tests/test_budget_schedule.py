@@ -52,3 +52,17 @@ def test_a_budget_longer_than_the_configured_steps_ends_the_schedule_at_max_step
     cb.on_step_end(args, state, control, lr_scheduler=sched)
     assert cb.total == 40
     assert sched.lr_lambdas[0](40) == 0.0 and sched.lr_lambdas[0](20) > 0.0
+
+
+@pytest.mark.parametrize("strategy,evaluates", [("no", False), ("steps", True)])
+def test_the_time_budget_evaluates_at_its_end_only_where_the_run_evaluates(strategy, evaluates, tmp_path):
+    """A pair encoder stage has no dev set: a last evaluation there raised 'evaluation requires an eval_dataset'."""
+    from transformers import TrainerControl, TrainerState, TrainingArguments
+
+    from train.budget_schedule import TimeBudgetCallback
+
+    args = TrainingArguments(str(tmp_path), use_cpu=True, eval_strategy=strategy, eval_steps=10, report_to=[])
+    cb, control = TimeBudgetCallback(minutes=0.0), TrainerControl()
+    cb.on_train_begin(args, TrainerState(), control)
+    cb.on_step_end(args, TrainerState(), control)
+    assert control.should_training_stop and control.should_save and control.should_evaluate is evaluates

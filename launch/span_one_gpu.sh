@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
-# On a lent GPU machine (the device tool), from the repository root, with device_pack/ carried
-# (python -m launch.device_pack here first): train the span parser on MiniLM for MINUTES, test it
+# Train the span parser for many epochs on one GPU and write its metrics and logs to a folder ($OUT).
+# On a GPU node without internet access, from the repository root, with gpu_bundle/ copied beside it
+# (python -m launch.offline_gpu_bundle here first): train the span parser on MiniLM for MINUTES, test it
 # once (python -m train.parser +experiment=span_gpu_minilm, then evaluation.parser), and leave the metrics
 # and logs in $OUT (run dir R = /tmp/span_gpu):
-#   device.run(command="bash launch/device_span.sh", carry=["device_pack"], timeout_s=600)
+#   OUT=/path/to/results bash launch/span_one_gpu.sh
 # MINUTES=6 by default (training; then dev and test evaluation, about a minute); extra args are Hydra overrides.
-# No GPU (a smoke run here): DEVICE_SMOKE=1 bash launch/device_span.sh (2 steps, 20 dev predicates, CPU).
+# No GPU (a smoke run here): SMOKE=1 bash launch/span_one_gpu.sh (2 steps, 20 dev predicates, CPU).
 set -euo pipefail
-PACK=${PACK:-device_pack}
-OUT=${OUT:-/tmp/device_out}
+PACK=${PACK:-gpu_bundle}
+OUT=${OUT:-/tmp/span_one_gpu_out}
 MINUTES=${MINUTES:-6}
 R=${RUN_DIR:-/tmp/span_gpu}
 mkdir -p "$OUT"
-if [ -z "${DEVICE_SMOKE:-}" ]; then
+if [ -z "${SMOKE:-}" ]; then
     python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --upgrade --target /tmp/site "$PACK"/wheels/*.whl
     export PYTHONPATH=/tmp/site${PYTHONPATH:+:$PYTHONPATH}
     nvidia-smi --query-gpu=name,memory.total --format=csv > "$OUT/gpu.csv" || true

@@ -1,0 +1,78 @@
+"""The README's results table, written from a release manifest:
+python -m release.readme_table docs/results/release-quick.json [--readme README.md] [--check]
+
+The table sits between the markers below; --check exits 1 when the README's table is not the one the
+manifest gives (tests/test_readme.py runs it, so the front page never drifts from the committed release)."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+BEGIN, END = "<!-- results table: python -m release.readme_table -->", "<!-- end of results table -->"
+
+
+def _pct(v) -> str:
+    return "n/a" if v is None else f"{100 * v:.1f}"
+
+
+def _r3(v) -> str:
+    return "n/a" if v is None else f"{v:.3f}"
+
+
+def table(m: dict) -> str:
+    x = m["metrics"]
+    p, e, c, b, d, cop = (x["parser"], x["entailment"], x["contradiction"], x["consistency_benchmark"],
+                          x["decomp_score"], x["copula"])
+    minutes = sum(s["wall_s"] or 0 for s in m["stages"].values()) / 60
+    commit = (m.get("git_commit") or "unknown")[:10]
+    rows = [
+        ("span parser", "QA-SRL GS / QANom test UA F1 (LA F1)",
+         f"{_pct(p['qasrl-gs']['ua_f1'])} / {_pct(p['qanom']['ua_f1'])} ({_pct(p['qasrl-gs']['la_f1'])} / {_pct(p['qanom']['la_f1'])})",
+         "T5-XL 75.9 / 72.4; T5-small 68.6 / 59.2"),
+        ("QA-entailment classifier", "QASemConsistency test BAcc CLIFF / FActScore / Verifiability (AUC overall)",
+         f"{_pct(e['cliff']['bacc'])} / {_pct(e['factscore']['bacc'])} / {_pct(e['verifiability']['bacc'])} ({_pct(e['overall']['auc'])})",
+         "GPT-4o 75.7 / 82.4 / 79.2; MiniCheck-770M 70.4 / 78.0 / 76.3"),
+        ("self-contradiction scorer", "ChatProtect test pairs P / R / F1 (AUC)",
+         f"{_pct(c['precision'])} / {_pct(c['recall'])} / {_pct(c['f1'])} ({_pct(c.get('auc'))})", "ChatGPT 84.2 / 83.2 / 83.7"),
+        ("the scoring pipeline", "consistency benchmark test, response-level Pearson / Spearman with the human score",
+         f"{_r3(b['pearson'])} / {_r3(b['spearman'])}", f"the benchmark's own QAs: {_r3(b.get('benchmark_qas_pearson'))}"),
+        ("DecompScore", "supported QAs per QA-SRL GS test sentence (unsupported share)",
+         f"{_r3(d['decomp_score'])} ({_pct(d['unsupported_share'])} %)", ""),
+        ("copular facts", "FActScore test copula predicates P / R", f"{_pct(cop['precision'])} / {_pct(cop['recall'])}", ""),
+    ]
+    head = (f"Release `{m['profile']}` of {m['date']} (commit `{commit}`, {m['machine']}): `bash scripts/release.sh "
+            f"{m['profile']} DIR`, {minutes:.0f} minutes of stages; its manifest: `docs/results/release-{m['profile']}.json`.")
+    lines = [BEGIN, head, "", "| model | test figure | this release | published |", "|---|---|---|---|"]
+    lines += [f"| {a} | {b_} | {c_} | {d_} |" for a, b_, c_, d_ in rows]
+    return "\n".join([*lines, END])
+
+
+def replace(readme: str, new_table: str) -> str:
+    if BEGIN not in readme or END not in readme:
+        raise ValueError(f"the README has no results table markers ({BEGIN} ... {END})")
+    before, rest = readme.split(BEGIN, 1)
+    return before + new_table + rest.split(END, 1)[1]
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="python -m release.readme_table")
+    ap.add_argument("manifest", type=Path)
+    ap.add_argument("--readme", type=Path, default=Path("README.md"))
+    ap.add_argument("--check", action="store_true", help="exit 1 when the README's table differs from the manifest's")
+    a = ap.parse_args(argv)
+    text = a.readme.read_text()
+    new = replace(text, table(json.loads(a.manifest.read_text())))
+    if a.check:
+        if new != text:
+            print(f"{a.readme}: the results table is not {a.manifest}'s; run python -m release.readme_table {a.manifest}",
+                  file=sys.stderr)
+            return 1
+        return 0
+    a.readme.write_text(new)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
