@@ -29,10 +29,8 @@ set alone is scored on validation as a diagnostic (`synthetic_only` in cv_metric
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
-import time
 from collections import Counter
 from pathlib import Path
 
@@ -40,159 +38,18 @@ import hydra
 from hydra.core.hydra_config import HydraConfig
 import numpy as np
 from omegaconf import DictConfig, OmegaConf
-from sklearn.linear_model import LogisticRegression
 from sklearn.metrics import roc_auc_score
-from sklearn.model_selection import StratifiedGroupKFold
 
-from data_prep.chatprotect import read_pairs
 from metrics.contradiction import best_threshold, binary_prf
-from models.contradiction import (FEATURES, ContradictionModel, add_encoder_scores, analyse_pairs, entailment_only,
-                                  gated, load_components, scorable)
-from common.hub import push_folder, write_model_card
-from common.secrets import command_line, task_overrides
-from models.model_paths import base_model_id
+from models.contradiction import add_encoder_scores, analyse_pairs, entailment_only, load_components, scorable
 from train.contradiction.encoder import encoder_scores
+from train.contradiction.fitting import FEATURE_SETS, feature_sets, fit_with, out_of_fold
 from train.contradiction.gate import choose_gate
-from train.contradiction.selection import RULES, nested_cv, pick, threshold_cell
+from train.contradiction.grid import nested_selection, report_by_generator, search, synthetic_only_grid
+from train.contradiction.inputs import analysed, read_labelled, read_synthetic
+from train.contradiction.publish import publish
 
 log = logging.getLogger(__name__)
-
-# Feature sets the cross-validation chooses among: all, without the entailment classifier's
-# supports, and the alignment alone (what the QAs say, no sentence-level cues).
-FEATURE_SETS = {
-    "all": FEATURES,
-    "no_support": tuple(f for f in FEATURES if "support" not in f),
-    "alignment": ("aligned", "shared_predicates", "aligned_numbers_differ", "aligned_names_differ",
-                  "aligned_disjoint", "anchored_numbers_differ", "anchored_names_differ", "anchored_disjoint",
-                  "aligned_all_same", "negation_differs"),
-    # the strongest single cue (numbers of one kind that differ) and what says whether they are of one event
-    "numbers": ("sentence_numbers_differ", "aligned_numbers_differ", "anchored_numbers_differ", "event_differs",
-                "numbers_differ_same_event", "sentence_jaccard"),
-    "numbers_similarity": ("sentence_numbers_differ", "aligned_numbers_differ", "anchored_numbers_differ",
-                           "event_differs", "numbers_differ_same_event", "sentence_jaccard", "sentence_similarity",
-                           "numbers_differ_similar"),
-    # the pair encoder's logit (models/contradiction/pair_encoder.py), alone and beside the alignment
-    "encoder": ("encoder",),
-}
-FEATURE_SETS.update({f"encoder_{k}": ("encoder", *v) for k, v in list(FEATURE_SETS.items()) if k != "encoder"})
-
-
-def fit(rows: list[dict], labels: np.ndarray, features, C: float, sample_weight=None) -> ContradictionModel:
-    """Without sample_weight, classes balanced by sklearn; with it, the weights carry the balance
-    (balanced_weights per source: validation's 8% contradictions and the synthetic set's 50% must
-    not be pooled before balancing, or the synthetic rows would set validation's class prior)."""
-    X = np.array([[r["features"][f] for f in features] for r in rows])
-    mean, std = X.mean(0), X.std(0)
-    std[std == 0] = 1.0
-    clf = LogisticRegression(C=C, class_weight="balanced" if sample_weight is None else None, max_iter=2000)
-    clf.fit((X - mean) / std, labels, sample_weight=sample_weight)
-    return ContradictionModel(features, clf.coef_[0], clf.intercept_[0], mean, std)
-
-
-def balanced_weights(labels: np.ndarray) -> np.ndarray:
-    """sklearn's class_weight="balanced" as per-row weights: n / (2 * rows of the row's class)."""
-    return len(labels) / (2 * np.bincount(labels, minlength=2)[labels])
-
-
-def fit_with(rows, labels, features, C, synthetic=None) -> ContradictionModel:
-    """fit on rows, plus synthetic = (rows, labels, weight) when given: each source balanced on its
-    own, a synthetic row weighing `weight` validation rows."""
-    if synthetic is None:
-        return fit(rows, labels, features, C)
-    s_rows, s_labels, weight = synthetic
-    w = np.concatenate([balanced_weights(labels), weight * balanced_weights(s_labels)])
-    return fit(list(rows) + list(s_rows), np.concatenate([labels, s_labels]), features, C, w)
-
-
-def out_of_fold(rows, labels, groups, features, C, folds: int, seed: int, synthetic=None, gate=None) -> np.ndarray:
-    """Out-of-fold P(contradiction) of validation; synthetic rows (if any) only ever train; with a
-    gate, the held-out rows the encoder scores under it are scored unparsed (train/contradiction/gate.py)."""
-    oof = np.zeros(len(rows))
-    for tr, te in StratifiedGroupKFold(folds, shuffle=True, random_state=seed).split(rows, labels, groups):
-        model = fit_with([rows[i] for i in tr], labels[tr], features, C, synthetic)
-        oof[te] = model.probabilities([gated(rows[i], gate) for i in te])
-    return oof
-
-
-def synthetic_only_grid(cfg, syn_rows, syn_labels, rows, labels, on_all) -> list[dict]:
-    """Diagnostic: what the synthetic set alone teaches, scored on validation (the threshold chosen
-    on validation itself, so the F1 is optimistic; the AUC needs no threshold)."""
-    grid = []
-    for name in cfg.cv.feature_sets:
-        for C in cfg.cv.C:
-            p = np.array(fit(syn_rows, syn_labels, FEATURE_SETS[name], float(C)).probabilities(rows))
-            t, _ = best_threshold(p, labels)
-            grid.append({"feature_set": name, "C": float(C), "threshold": t,
-                         "auc": float(roc_auc_score(labels, p)), "validation": on_all(p, t)})
-    top = max(grid, key=lambda g: g["validation"]["f1"])
-    log.info("synthetic only (best of the grid): %s C=%s, validation F1 %.3f (P %.3f / R %.3f), AUC %.3f",
-             top["feature_set"], top["C"], top["validation"]["f1"], top["validation"]["precision"],
-             top["validation"]["recall"], top["auc"])
-    return grid
-
-
-def read_synthetic(cfg: DictConfig) -> tuple[list[dict], dict]:
-    """The first synthetic.limit pairs of the synthetic set, and its size and kinds (for the model info)."""
-    path = Path(hydra.utils.to_absolute_path(cfg.synthetic.file))
-    if not path.exists():
-        raise FileNotFoundError(f"synthetic set {path} not found: build it with python -m data_prep.synthetic_contradiction")
-    limit = int(cfg.synthetic.limit) if cfg.synthetic.get("limit") else None
-    pairs = read_pairs(path)[:limit]
-    if any(p["label"] is None for p in pairs):
-        raise ValueError(f"{path}: every synthetic pair needs a label")
-    return pairs, {"file": str(cfg.synthetic.file), "pairs": len(pairs), "contradictions": sum(p["label"] for p in pairs),
-                   "kinds": dict(Counter(p.get("kind") for p in pairs))}
-
-
-def read_labelled(path: str, limit=None) -> list[dict]:
-    """Labelled pairs of one file (bad lines stop here, before any model), each tagged with its file."""
-    pairs = read_pairs(hydra.utils.to_absolute_path(path))[: int(limit) if limit else None]
-    if any(p["label"] is None for p in pairs):
-        raise ValueError(f"{path}: every training pair needs a label")
-    return [dict(p, file=str(path)) for p in pairs]
-
-
-def analysed(cfg: DictConfig, pairs: list[dict], components) -> list[dict]:
-    """analyse_pairs, file by file, cached on disk (cfg.analysis_cache, keyed by the file, its size,
-    the limit and the three checkpoints): the parse of 5,000 pairs is the slow part and the same
-    for every encoder and grid."""
-    cache = cfg.get("analysis_cache")
-    rows: list[dict] = []
-    for file in dict.fromkeys(p["file"] for p in pairs):
-        part = [p for p in pairs if p["file"] == file]
-        path = None
-        if cache and components[0] is not None:
-            src = Path(hydra.utils.to_absolute_path(file))
-            key = hashlib.sha1(json.dumps([str(src.resolve()), src.stat().st_size, len(part), str(cfg.parser),
-                                           str(cfg.detector), str(cfg.entailment)]).encode()).hexdigest()[:12]
-            path = Path(hydra.utils.to_absolute_path(cache)) / f"{src.stem}-{key}.jsonl"
-            if path.exists():
-                cached = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
-                if [r["id"] for r in cached] == [p["id"] for p in part]:
-                    log.info("analysis of %s from the cache %s", file, path)
-                    rows += cached
-                    continue
-        start = time.perf_counter()
-        new = analyse_pairs(part, *components)
-        log.info("analysed %d pairs of %s in %.0f s", len(part), file, time.perf_counter() - start)
-        if path is not None:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(".tmp")
-            tmp.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in new), encoding="utf-8")
-            tmp.rename(path)
-        rows += new
-    return rows
-
-
-def feature_sets(cfg: DictConfig, with_encoder: bool, with_alignment: bool) -> list[str]:
-    """The configured feature sets this run can compute: the encoder's only with an encoder, the
-    alignment's only with the parser."""
-    names = [n for n in cfg.cv.feature_sets if (with_encoder or "encoder" not in FEATURE_SETS[n])
-             and (with_alignment or FEATURE_SETS[n] == ("encoder",))]
-    if not names:
-        raise ValueError(f"none of cv.feature_sets={list(cfg.cv.feature_sets)} can be computed with "
-                         f"encoder={with_encoder}, alignment={with_alignment}")
-    return names
 
 
 def train(cfg: DictConfig, run_dir: Path) -> dict:
@@ -253,30 +110,8 @@ def train(cfg: DictConfig, run_dir: Path) -> dict:
         weights += [float(x) for x in (w if OmegaConf.is_list(w) else [w])]
 
     folds, seed = int(cfg.cv.folds), int(cfg.seed)
-    pool_all = list(range(len(pairs)))
-    grid, cells = [], []
-    for name in names:
-        feats = FEATURE_SETS[name]
-        idx = usable(feats)
-        sub_rows, sub_labels, sub_groups = [rows[i] for i in idx], labels_all[idx], [groups_all[i] for i in idx]
-        for C in cfg.cv.C:
-            for w in weights if "encoder" not in feats else [None]:  # without synthetic first: ties keep the simpler model
-                extra = None if w is None else (syn_rows, syn_labels, w)
-                oof = out_of_fold(sub_rows, sub_labels, sub_groups, feats, float(C), folds, seed, extra)
-                cell = threshold_cell(name, feats, C, idx, oof, labels_all, pool_all)
-                cell.update(synthetic=w is not None)
-                cells.append(cell)
-                t = cell["threshold"]
-                grid.append({"feature_set": name, "C": float(C), "synthetic": w is not None, "synthetic_weight": w,
-                             "threshold": t, "cv": on_all(idx, oof, t), "cv_by_file": by_file(idx, oof, t),
-                             "auc": float(roc_auc_score(sub_labels, oof)) if len(set(sub_labels)) > 1 else None})
-                log.info("CV %-28s C=%-5s synthetic=%-5s F1 %.3f (threshold %.3f)", name, C, w, grid[-1]["cv"]["f1"], t)
-    rule = str(cfg.cv.get("rule") or "best")
-    chosen_cell, how = pick(cells, rule, labels_all, groups_all, seed)
-    best = grid[next(k for k, c in enumerate(cells) if c is chosen_cell)]
-    best["rule"] = how
-    log.info("cv.rule=%s: %s C=%s (CV F1 %.3f; the best cell's %.3f%s)", rule, best["feature_set"], best["C"],
-             best["cv"]["f1"], how["best_f1"], f", SE {how['se']:.3f}" if "se" in how else "")
+    grid, best, chosen_cell = search(cfg, names, rows, labels_all, groups_all, usable, on_all, by_file,
+                                     (syn_rows, syn_labels, weights))
     best_idx, best_oof = chosen_cell["idx"], chosen_cell["oof"]
     nested = nested_selection(cfg, names, rows, labels_all, groups_all, usable) if cfg.cv.get("nested", True) else None
     ok = usable(FEATURE_SETS[best["feature_set"]])
@@ -338,76 +173,6 @@ def train(cfg: DictConfig, run_dir: Path) -> dict:
              best["feature_set"], best["C"], best["synthetic_weight"], best["cv"]["f1"], best["cv"]["precision"],
              best["cv"]["recall"], best["threshold"], {k: round(v["f1"], 3) for k, v in best["cv_by_file"].items()})
     return metrics
-
-
-def nested_selection(cfg: DictConfig, names, rows, labels_all, groups_all, usable) -> dict:
-    """Nested CV of the grid under each cv.rule (train/contradiction/selection.py): the selection
-    procedure's own F1, without the optimism of reading the best of many cells on the same folds.
-    Synthetic cells are left out. Needs twice cv.folds prompts (the inner grid still splits)."""
-    folds, seed = int(cfg.cv.folds), int(cfg.seed)
-    if len(set(groups_all)) < 2 * folds or labels_all.sum() < 2 * folds:
-        log.info("nested CV skipped: %d prompts, %d contradictions (needs %d of each)", len(set(groups_all)),
-                 labels_all.sum(), 2 * folds)
-        return {"skipped": f"{len(set(groups_all))} prompts, {int(labels_all.sum())} contradictions"}
-
-    def grid(pool: list[int]) -> list[dict]:
-        cells, keep = [], set(pool)
-        for name in names:
-            feats = FEATURE_SETS[name]
-            idx = [i for i in usable(feats) if i in keep]
-            for C in cfg.cv.C:
-                oof = out_of_fold([rows[i] for i in idx], labels_all[idx], [groups_all[i] for i in idx], feats,
-                                  float(C), folds, seed)
-                cells.append(threshold_cell(name, feats, C, idx, oof, labels_all, pool))
-        return cells
-
-    def decide(cell: dict, train_pool: list[int], test_pool: list[int]) -> np.ndarray:
-        feats, keep = FEATURE_SETS[cell["feature_set"]], set(usable(FEATURE_SETS[cell["feature_set"]]))
-        tr = [i for i in train_pool if i in keep]
-        model = fit([rows[i] for i in tr], labels_all[tr], feats, cell["C"])
-        te = [k for k, i in enumerate(test_pool) if i in keep]
-        out = np.zeros(len(test_pool), bool)
-        out[te] = np.array(model.probabilities([rows[test_pool[k]] for k in te])) >= cell["threshold"]
-        return out
-
-    start = time.perf_counter()
-    result = nested_cv(len(rows), labels_all, groups_all, grid, decide, RULES, folds, seed)
-    for r, v in result.items():
-        log.info("nested CV, rule %s: F1 %.3f (P %.3f / R %.3f); outer folds chose %s", r, v["f1"], v["precision"],
-                 v["recall"], [f"{c['feature_set']}@{c['C']:g}" for c in v["chosen"]])
-    log.info("nested CV: %.0f s", time.perf_counter() - start)
-    return result
-
-
-def publish(cfg: DictConfig, model, folder: Path, best: dict) -> str | None:
-    """The model card (CV figures by file) and a push of R/contradiction to hub.repo_id; a failed
-    push keeps the folder and returns None (common.hub logs why)."""
-    results = [{"task_type": "text-classification", "dataset_type": "chatprotect", "dataset_name": f"ChatProtect {name} (CV)",
-                "dataset_split": "validation", "metric_type": "f1", "metric_name": f"contradiction F1 ({name}, CV)",
-                "value": row["f1"]} for name, row in best["cv_by_file"].items()]
-    needs = (f" It aligns QAs with the parser {model.info['parser']}, the detector {model.info['detector']} and the "
-             f"entailment classifier {model.info['entailment']}.") if model.uses_alignment else ""
-    write_model_card(folder, model_name=cfg.hub.repo_id.split("/")[-1],
-                     description="Self-contradiction scorer: two sentences one model wrote in one context -> "
-                                 "P(contradiction) and the conflicting QA pairs. Load with "
-                                 "models.contradiction.ContradictionModel.load(REPO_ID)." + needs,
-                     results=results, datasets=["eth-sri/chatprotect"], command=command_line("train.contradiction", task_overrides()),
-                     base_model=base_model_id(cfg.encoder.get("model")) if model.uses_encoder else None,
-                     tags=["qasem", "self-contradiction"])
-    return push_folder(folder, cfg.hub.repo_id, private=bool(cfg.hub.get("private", True)),
-                       commit_message=f"contradiction scorer, CV F1 {best['cv']['f1']:.3f}")
-
-
-def report_by_generator(pairs: list[dict], scores: list[float], threshold: float | None = None) -> dict:
-    """The encoder's out-of-fold AUC (and P/R/F1 at `threshold`) on report-only pairs, per file and generator."""
-    out = {}
-    for key in dict.fromkeys((Path(p["file"]).stem, p.get("generator")) for p in pairs):
-        idx = [i for i, p in enumerate(pairs) if (Path(p["file"]).stem, p.get("generator")) == key]
-        y, s = np.array([pairs[i]["label"] for i in idx]), np.array([scores[i] for i in idx])
-        out[f"{key[0]}/{key[1]}"] = {"pairs": len(idx), "positives": int(y.sum()),
-                                     "auc": float(roc_auc_score(y, s)) if len(set(y)) > 1 else None,
-                                     **(binary_prf(y, s >= threshold) if threshold is not None else {})}
-    return out
 
 
 @hydra.main(version_base="1.3", config_path="../../conf", config_name="train_contradiction")
