@@ -1,0 +1,151 @@
+"""The web app (FastAPI): pages for annotators and the admin, a small JSON API the page saves through.
+
+Routes
+  GET  /healthz                       200 once the app serves (the database is open and the items loaded)
+  GET  /a/{token}                     the annotator's current item (resume), or the finished page
+  POST /api/{token}/label             {"item_id", "kind": check|span|qa, "target", "value": 0|1}: saved at once
+  POST /api/{token}/note              {"item_id", "note"}
+  POST /api/{token}/done              {"item_id"}: submit the item (twice = once)
+  GET  /ext?workerId=&assignmentId=…  Mechanical Turk external question; ?PROLIFIC_PID=&STUDY_ID=… Prolific
+  GET  /admin/{admin_token}           progress, agreement so far, export link
+  GET  /admin/{admin_token}/export.jsonl
+Refusals carry the store's status (403 unknown or revoked token, or an item not assigned to them).
+Why FastAPI: maintained, typed request bodies with validation for free, and it runs on Uvicorn, which
+stops cleanly on SIGTERM; sync handlers run in its thread pool, the store serialises the writes.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Literal
+from urllib.parse import urlencode
+
+from fastapi import FastAPI, Request
+from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
+from pydantic import BaseModel, Field
+
+from annotate import page
+from annotate.store import Refused, Store
+
+STATIC = Path(__file__).resolve().parent / "static"
+
+
+class Label(BaseModel):
+    item_id: str
+    kind: Literal["check", "span", "qa"]
+    target: str | int
+    value: Literal[0, 1]
+
+
+class Note(BaseModel):
+    item_id: str
+    note: str = Field(max_length=5000)
+
+
+class Done(BaseModel):
+    item_id: str
+
+
+def make_app(store: Store, qa_check: bool = False, suggestion: str = "after",
+             completion_code: str | None = None) -> FastAPI:
+    app = FastAPI(title="QASemConsistency annotation", docs_url=None, redoc_url=None, openapi_url=None)
+    admin_token = store.meta("admin_token")
+    js = (STATIC / "annotate.js").read_text(encoding="utf-8")
+
+    @app.exception_handler(Refused)
+    def refused(request: Request, e: Refused):
+        if request.url.path.startswith("/api/"):
+            return JSONResponse({"error": e.message}, status_code=e.status)
+        return HTMLResponse(page.message_page("Refused", e.message), status_code=e.status)
+
+    @app.get("/healthz")
+    def healthz():
+        return {"ok": True, "items": len(store.items()), "k": store.k}
+
+    @app.get("/favicon.ico")
+    def favicon():
+        return Response(status_code=204)
+
+    @app.get("/static/annotate.js")
+    def script():
+        return Response(js, media_type="text/javascript")
+
+    @app.get("/a/{token}", response_class=HTMLResponse)
+    def annotate(token: str):
+        who = store.annotator(token)
+        item_id = store.current(who["annotator_id"])
+        done, total = store.progress(who["annotator_id"])
+        if item_id is None:
+            return finished_page(who, done)
+        labels = store.labels(who["annotator_id"], item_id)
+        state = {"token": token, "item_id": item_id, "labels": {k: labels[k] for k in ("check", "span", "qa")},
+                 "note": labels["note"], "qa_check": qa_check, "suggestion": suggestion}
+        return page.item_page(store.items()[item_id], state, done, total)
+
+    def finished_page(who, done: int) -> str:
+        extra = ""
+        if who["platform"] == "prolific" and completion_code:
+            url = "https://app.prolific.com/submissions/complete?" + urlencode({"cc": completion_code})
+            extra = (f'<p>Completion code: <b id="code">{page.esc(completion_code)}</b> '
+                     f'<a id="complete" href="{page.esc(url)}">return to Prolific</a></p>')
+        elif who["platform"] == "mturk":
+            extra = '<p>Submit the HIT in the Mechanical Turk window.</p>'
+        return page.message_page("All done", f"You submitted {done} items; none is left for you. Thank you!", extra)
+
+    @app.post("/api/{token}/label")
+    def label(token: str, body: Label):
+        who = store.annotator(token)
+        store.save_label(who["annotator_id"], body.item_id, body.kind, str(body.target), body.value)
+        return {"saved": True}
+
+    @app.post("/api/{token}/note")
+    def note(token: str, body: Note):
+        who = store.annotator(token)
+        store.save_note(who["annotator_id"], body.item_id, body.note)
+        return {"saved": True}
+
+    @app.post("/api/{token}/done")
+    def done(token: str, body: Done):
+        who = store.annotator(token)
+        store.finish(who["annotator_id"], body.item_id)
+        return {"submitted": True, "next": f"/a/{token}"}
+
+    @app.get("/ext")
+    def external(request: Request):
+        """A platform worker's way in: the worker id names them (the same worker always gets the same
+        token back), then their link takes over."""
+        q = request.query_params
+        if "PROLIFIC_PID" in q:
+            platform, worker = "prolific", q["PROLIFIC_PID"]
+        elif "workerId" in q:
+            platform, worker = "mturk", q["workerId"]
+        elif q.get("assignmentId") == "ASSIGNMENT_ID_NOT_AVAILABLE":  # MTurk's preview: no worker yet
+            return HTMLResponse(page.message_page("Preview", "Accept the HIT to start annotating."))
+        else:
+            raise Refused(400, "a platform link needs workerId (Mechanical Turk) or PROLIFIC_PID (Prolific)")
+        if not worker or len(worker) > 200:
+            raise Refused(400, "bad worker id")
+        token = store.add_annotator(f"{platform}:{worker}", platform=platform, worker_id=worker)
+        return RedirectResponse(f"/a/{token}", status_code=303)
+
+    def check_admin(token: str):
+        if token != admin_token:
+            raise Refused(403, "unknown admin token")
+
+    @app.get("/admin/{token}", response_class=HTMLResponse)
+    def admin(token: str, request: Request):
+        from annotate.export import agreement_table
+
+        check_admin(token)
+        base = str(request.base_url).rstrip("/")
+        links = {a["name"]: f"{base}/a/{a['token']}" for a in store.annotators() if not a["revoked"]}
+        return page.admin_page(store.overview(), store.k, agreement_table(store), admin_token, links)
+
+    @app.get("/admin/{token}/export.jsonl")
+    def export(token: str):
+        from annotate.export import export_lines
+
+        check_admin(token)
+        return PlainTextResponse("".join(export_lines(store)), media_type="application/jsonl",
+                                 headers={"Content-Disposition": 'attachment; filename="annotations.jsonl"'})
+
+    return app
