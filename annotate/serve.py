@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import signal
 import sys
 from pathlib import Path
 
@@ -64,7 +65,11 @@ def main(cfg: DictConfig) -> None:
         log.info("%d items, k=%d; links in %s.links.json", len(store.items()), store.k, store.path)
         for name, url in links["annotators"].items():
             log.info("  %s: %s", name, url)
-        # Uvicorn handles SIGTERM / SIGINT: stops accepting, finishes the requests in flight, returns
+        # Uvicorn catches SIGTERM / SIGINT, stops accepting, finishes the requests in flight, then raises the
+        # signal again under the handler it found: these no-op handlers make that a normal return (exit 0)
+        stops = []
+        for sig in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(sig, lambda signum, frame: stops.append(signum))
         uvicorn.run(app, host=cfg.host, port=int(cfg.port), log_level="warning", access_log=False)
     finally:
         store.close()

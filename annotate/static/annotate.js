@@ -136,10 +136,11 @@
   // ---------------------------------------------------------------- input
   document.getElementById("submit").addEventListener("click", submit);
   $("li.row").forEach((r) => {
-    r.querySelector("button.yes").addEventListener("click", () => { select(r); answer(true); });
-    r.querySelector("button.no").addEventListener("click", () => { select(r); answer(false); });
+    r.querySelector("button.yes").addEventListener("click", () => { if (select(r)) answer(true); });
+    r.querySelector("button.no").addEventListener("click", () => { if (select(r)) answer(false); });
   });
-  function select(row) { const i = rows().indexOf(row); if (i >= 0) cur = i; }
+  // a click answers the row it is on; a greyed row (answered by the protocol) takes no click
+  function select(row) { const i = rows().indexOf(row); if (i >= 0) cur = i; return i >= 0; }
   $("header .steps span").forEach((s) => s.addEventListener("click", () => go(s.dataset.step)));
 
   document.addEventListener("keydown", (e) => {
