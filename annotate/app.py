@@ -3,6 +3,7 @@
 Routes
   GET  /healthz                       200 once the app serves (the database is open and the items loaded)
   GET  /a/{token}                     the annotator's current item (resume), or the finished page
+  GET  /api/{token}/item              the same item as JSON
   POST /api/{token}/label             {"item_id", "kind": check|span|qa, "target", "value": 0|1}: saved at once
   POST /api/{token}/note              {"item_id", "note"}
   POST /api/{token}/done              {"item_id"}: submit the item (twice = once)
@@ -90,6 +91,20 @@ def make_app(store: Store, qa_check: bool = False, suggestion: str = "after",
         elif who["platform"] == "mturk":
             extra = '<p>Submit the HIT in the Mechanical Turk window.</p>'
         return page.message_page("All done", f"You submitted {done} items; none is left for you. Thank you!", extra)
+
+    @app.get("/api/{token}/item")
+    def current_item(token: str):
+        """The current item as JSON (scripts and the load benchmark): ids, spans, QAs, this annotator's labels."""
+        who = store.annotator(token)
+        item_id = store.current(who["annotator_id"])
+        done, total = store.progress(who["annotator_id"])
+        if item_id is None:
+            return {"item_id": None, "done": done, "total": total}
+        item = store.items()[item_id]
+        return {"item_id": item_id, "done": done, "total": total,
+                "spans": [{k: s[k] for k in ("span_id", "start", "end", "qa_ids")} for s in item["spans"]],
+                "qas": [{k: q[k] for k in ("qa_id", "question", "answer", "start", "end")} for q in item["qas"]],
+                "labels": store.labels(who["annotator_id"], item_id)}
 
     @app.post("/api/{token}/label")
     def label(token: str, body: Label):
