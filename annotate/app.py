@@ -16,6 +16,7 @@ stops cleanly on SIGTERM; sync handlers run in its thread pool, the store serial
 """
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Literal
 from urllib.parse import urlencode
@@ -44,6 +45,15 @@ class Note(BaseModel):
 
 class Done(BaseModel):
     item_id: str
+    platform_assignment: str | None = Field(default=None, max_length=200)  # MTurk's assignmentId
+
+
+# where MTurk may send a worker's submit form (the live site and the sandbox); anything else is refused
+MTURK_HOSTS = ("https://www.mturk.com", "https://workersandbox.mturk.com")
+
+
+def mturk_submit_to(value: str | None) -> str | None:
+    return value.rstrip("/") if value and value.rstrip("/") in MTURK_HOSTS else None
 
 
 def make_app(store: Store, qa_check: bool = False, suggestion: str = "after",
@@ -71,7 +81,7 @@ def make_app(store: Store, qa_check: bool = False, suggestion: str = "after",
         return Response(js, media_type="text/javascript")
 
     @app.get("/a/{token}", response_class=HTMLResponse)
-    def annotate(token: str):
+    def annotate(token: str, assignmentId: str | None = None, turkSubmitTo: str | None = None):
         who = store.annotator(token)
         item_id = store.current(who["annotator_id"])
         done, total = store.progress(who["annotator_id"])
@@ -79,7 +89,10 @@ def make_app(store: Store, qa_check: bool = False, suggestion: str = "after",
             return finished_page(who, done)
         labels = store.labels(who["annotator_id"], item_id)
         state = {"token": token, "item_id": item_id, "labels": {k: labels[k] for k in ("check", "span", "qa")},
-                 "note": labels["note"], "qa_check": qa_check, "suggestion": suggestion}
+                 "note": labels["note"], "qa_check": qa_check, "suggestion": suggestion, "mturk": None}
+        if who["platform"] == "mturk" and assignmentId and mturk_submit_to(turkSubmitTo):
+            # after the item is submitted here, the page posts the HIT to MTurk with these
+            state["mturk"] = {"assignment_id": assignmentId, "submit_to": mturk_submit_to(turkSubmitTo)}
         return page.item_page(store.items()[item_id], state, done, total)
 
     def finished_page(who, done: int) -> str:
@@ -121,8 +134,14 @@ def make_app(store: Store, qa_check: bool = False, suggestion: str = "after",
     @app.post("/api/{token}/done")
     def done(token: str, body: Done):
         who = store.annotator(token)
-        store.finish(who["annotator_id"], body.item_id)
-        return {"submitted": True, "next": f"/a/{token}"}
+        store.finish(who["annotator_id"], body.item_id, body.platform_assignment)
+        out = {"submitted": True, "next": f"/a/{token}"}
+        if who["platform"] == "mturk" and body.platform_assignment:
+            # the HIT's answer carries the labels too, so the platform's results file can restore them
+            labels = store.labels(who["annotator_id"], body.item_id)
+            out["mturk_fields"] = {"assignmentId": body.platform_assignment, "item_id": body.item_id,
+                                   "labels": json.dumps({k: labels[k] for k in ("check", "span", "qa")})}
+        return out
 
     @app.get("/ext")
     def external(request: Request):
@@ -131,16 +150,17 @@ def make_app(store: Store, qa_check: bool = False, suggestion: str = "after",
         q = request.query_params
         if "PROLIFIC_PID" in q:
             platform, worker = "prolific", q["PROLIFIC_PID"]
-        elif "workerId" in q:
-            platform, worker = "mturk", q["workerId"]
         elif q.get("assignmentId") == "ASSIGNMENT_ID_NOT_AVAILABLE":  # MTurk's preview: no worker yet
             return HTMLResponse(page.message_page("Preview", "Accept the HIT to start annotating."))
+        elif "workerId" in q:
+            platform, worker = "mturk", q["workerId"]
         else:
             raise Refused(400, "a platform link needs workerId (Mechanical Turk) or PROLIFIC_PID (Prolific)")
         if not worker or len(worker) > 200:
             raise Refused(400, "bad worker id")
         token = store.add_annotator(f"{platform}:{worker}", platform=platform, worker_id=worker)
-        return RedirectResponse(f"/a/{token}", status_code=303)
+        keep = {k: q[k] for k in ("assignmentId", "turkSubmitTo") if platform == "mturk" and q.get(k)}
+        return RedirectResponse(f"/a/{token}" + (f"?{urlencode(keep)}" if keep else ""), status_code=303)
 
     def check_admin(token: str):
         if token != admin_token:

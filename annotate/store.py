@@ -245,6 +245,12 @@ class Store:
             a = self._assignment(db, annotator_id, item_id)
             if a["finished"] is not None:
                 return
+            if platform_assignment:
+                other = db.execute("SELECT item_id FROM assignments WHERE platform_assignment = ?",
+                                   (platform_assignment,)).fetchone()
+                if other:  # one platform assignment, one item
+                    raise Refused(409, f"platform assignment {platform_assignment!r} already submitted item "
+                                       f"{other['item_id']!r}")
             labels = {k: {} for k in KINDS}
             for r in db.execute("SELECT kind, target, value FROM labels WHERE item_id = ? AND annotator_id = ?",
                                 (item_id, annotator_id)):

@@ -206,3 +206,51 @@ def test_release_votes_round_trip_byte_equal(data_dir, tmp_path):
     run = subprocess.run([sys.executable, "-m", "evaluation.agreement", str(out)], cwd=ROOT, check=True,
                          capture_output=True, text=True)
     assert round(json.loads(run.stdout)["factscore"]["qa_kappa"], 2) == 0.78
+
+
+def test_mturk_hit_submits_once_and_its_results_file_restores_the_labels(tmp_path):
+    import csv
+
+    from annotate.import_platform import ResultsFileError, import_results
+
+    store = open_store(tmp_path)
+    client = TestClient(make_app(store), follow_redirects=False)
+    params = {"workerId": "W9", "assignmentId": "A1", "hitId": "H", "turkSubmitTo": "https://workersandbox.mturk.com"}
+    link = client.get("/ext", params=params).headers["location"]
+    assert "assignmentId=A1" in link and "turkSubmitTo=" in link
+    assert '"submit_to": "https://workersandbox.mturk.com"' in client.get(link).text
+    evil = client.get(link.replace("workersandbox.mturk.com", "evil.example")).text
+    assert '"mturk": null' in evil  # a form is only ever posted to MTurk itself
+    token = link.split("/a/", 1)[1].split("?")[0]
+    label_all(client, token, qa=1)
+    out = [client.post(f"/api/{token}/done", json={"item_id": ITEM, "platform_assignment": "A1"}).json()
+           for _ in range(2)]  # the worker's double submit
+    fields = out[0]["mturk_fields"]
+    assert fields["assignmentId"] == "A1" and json.loads(fields["labels"])["qa"] == {str(q): 1 for q in range(4)}
+    client.get(f"/a/{token}")  # the next item, under the same assignment id: refused
+    client.post(f"/api/{token}/label", json={"item_id": "cliff:2:m", "kind": "span", "target": 0, "value": 1})
+    client.post(f"/api/{token}/label", json={"item_id": "cliff:2:m", "kind": "qa", "target": 0, "value": 0})
+    r = client.post(f"/api/{token}/done", json={"item_id": "cliff:2:m", "platform_assignment": "A1"})
+    assert r.status_code == 409 and "already submitted item 'cliff:1:m'" in r.json()["error"]
+
+    results = tmp_path / "Batch_1_batch_results.csv"
+    with results.open("w", newline="") as f:
+        w = csv.writer(f)
+        w.writerow(["HITId", "WorkerId", "AssignmentId", "AssignmentStatus", "Answer.item_id", "Answer.labels"])
+        w.writerow(["H", "W9", "A1", "Submitted", ITEM, fields["labels"]])
+        w.writerow(["H", "W7", "A2", "Rejected", ITEM, "{}"])
+    assert import_results(store, results) == {"rows": 2, "rejected": 1, "already_stored": 1, "restored": 0}
+    before = list(export_lines(store, 1))
+    store.close()
+    # a fresh database of the same tasks gets the worker's labels back from the file, once
+    fresh = Store(tmp_path / "fresh.db")
+    tasks = tmp_path / "tasks.jsonl"
+    fresh.load_items(load_tasks(tasks), str(tasks), file_digest(tasks), 3)
+    assert import_results(fresh, results)["restored"] == 1
+    assert import_results(fresh, results)["already_stored"] == 1
+    assert list(export_lines(fresh, 1)) == before
+    bad = tmp_path / "bad.csv"
+    bad.write_text(results.read_text().replace(ITEM, "nope", 1))
+    with pytest.raises(ResultsFileError, match=f"{bad}:2: item 'nope'"):
+        import_results(fresh, bad)
+    fresh.close()

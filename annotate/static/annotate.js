@@ -128,9 +128,24 @@
     if (submitting) return;
     submitting = true;
     await saveNote();
-    const out = await post("done", {item_id: S.item_id});
+    const out = await post("done", {item_id: S.item_id, platform_assignment: S.mturk ? S.mturk.assignment_id : null});
+    if (out && out.mturk_fields) return mturkSubmit(out.mturk_fields);
     if (out) location.assign(out.next);
     else submitting = false;
+  }
+
+  // MTurk's external question ends with a form posted to its externalSubmit (built with the DOM, values as text)
+  function mturkSubmit(fields) {
+    const form = document.createElement("form");
+    form.method = "POST";
+    form.action = S.mturk.submit_to + "/mturk/externalSubmit";
+    Object.keys(fields).forEach((k) => {
+      const input = document.createElement("input");
+      input.type = "hidden"; input.name = k; input.value = fields[k];
+      form.appendChild(input);
+    });
+    document.body.appendChild(form);
+    form.submit();
   }
 
   // ---------------------------------------------------------------- input
