@@ -17,13 +17,17 @@ import hydra
 from omegaconf import DictConfig
 
 from annotate.store import Refused, Store, TaskMismatch
-from annotate.tasks import TaskFileError, file_digest, load_tasks
+from annotate.tasks import TaskFileError, by_uncertainty, file_digest, load_tasks
 
 log = logging.getLogger(__name__)
 
 
 def open_store(cfg: DictConfig) -> Store:
     items = load_tasks(cfg.tasks, cfg.references)
+    if cfg.order == "uncertainty":
+        items = by_uncertainty(items)
+    elif cfg.order != "file":
+        raise TaskFileError(f"order={cfg.order}: expected file or uncertainty")
     store = Store(cfg.db)
     try:
         store.load_items(items, str(cfg.tasks), file_digest(cfg.tasks), int(cfg.k))

@@ -182,3 +182,13 @@ def load_tasks(path: str | Path, references: str | Path | None = None) -> list[d
     if not items:
         raise TaskFileError(f"{path}: no items")
     return items
+
+
+def by_uncertainty(items: list[dict]) -> list[dict]:
+    """The items, the ones the model is least sure about first (mean of 1 - 2|P(supported) - 0.5| over their
+    QAs); items without a suggestion keep their order, after the others."""
+    def key(item):
+        ps = [q["suggestion"] for q in item["qas"] if q.get("suggestion") is not None]
+        return (not ps, -sum(1 - 2 * abs(p - 0.5) for p in ps) / len(ps) if ps else 0.0)
+
+    return sorted(items, key=key)

@@ -254,3 +254,13 @@ def test_mturk_hit_submits_once_and_its_results_file_restores_the_labels(tmp_pat
     with pytest.raises(ResultsFileError, match=f"{bad}:2: item 'nope'"):
         import_results(fresh, bad)
     fresh.close()
+
+
+def test_uncertainty_order_puts_the_least_sure_items_first():
+    from annotate.tasks import by_uncertainty
+
+    def item(name, ps):
+        return {"item_id": name, "qas": [{"suggestion": p} for p in ps]}
+
+    items = [item("none", [None]), item("sure", [0.99, 0.02]), item("unsure", [0.55, 0.4]), item("mid", [0.8])]
+    assert [i["item_id"] for i in by_uncertainty(items)] == ["unsure", "mid", "sure", "none"]
