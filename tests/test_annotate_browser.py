@@ -140,3 +140,41 @@ def test_a_killed_server_loses_nothing_saved(tmp_path):
         saved = sorted(con.execute("SELECT kind, target, value FROM labels"))
     assert saved == [("span", "0", 1), ("span", "1", 0), ("span", "2", 1)]
     assert not dialogs, dialogs
+
+
+def test_qa_check_and_the_suggestion_after_the_answer_on_a_reports_task(tmp_path):
+    """A consistency report served with the QA check: the dropped QA's span is not asked, the model's
+    P(supported) appears only once the QA is answered, and the export says what the protocol implies."""
+    import json
+
+    report = {"id": "p1", "sentences": [{"index": 0, "tokens": ["Ann", "sold", "the", "house", "."], "predicates": [
+        {"predicate_index": 1, "predicate": "sold", "predicate_type": "verbal", "qas": [
+            {"question": "who sold something?", "answer": "Ann", "answer_span": [0, 1], "score": 0.9},
+            {"question": "what did someone sell?", "answer": "the house", "answer_span": [2, 4], "score": 0.2}]}]}]}
+    tasks, pairs, db = tmp_path / "reports.jsonl", tmp_path / "pairs.jsonl", tmp_path / "labels.db"
+    tasks.write_text(json.dumps(report) + "\n")
+    pairs.write_text(json.dumps({"id": "p1", "reference": "Ann sold her house to Bob."}) + "\n")
+    dialogs = []
+    with serve(tasks, db, f"references={pairs}", "qa_check=true", "annotators=[dan]") as (base, links, _), \
+            chromium() as browser:
+        page = new_page(browser, dialogs)
+        page.goto(links["annotators"]["dan"])
+        assert page.locator("#check").is_visible()
+        for key in "yn":          # keep QA 0, drop QA 1
+            page.keyboard.press(key)
+        assert page.locator("#step1").is_visible()
+        assert not page.locator('#step1 li.row[data-target="1"]').is_visible()  # its only QA was dropped
+        page.keyboard.press("y")  # span 0 covered
+        sugg = page.locator('#step2 li.row[data-target="0"] .sugg')
+        assert page.locator("#step2").is_visible() and not sugg.is_visible()
+        page.keyboard.press("n")  # QA 0 not supported: the last question, so on to the note; the score is unhidden
+        assert page.locator("#finish").is_visible()
+        assert sugg.evaluate("e => e.hidden") is False and sugg.text_content() == "model: P(supported) 0.90"
+        all_saved(page)
+        page.keyboard.press("Enter")
+        page.wait_for_function("document.getElementById('message') !== null")
+    assert not dialogs, dialogs
+    [row] = export(db, tmp_path / "export.jsonl", "min_votes=1")
+    assert row["source_id"] == "p1" and row["summary"] == [["Ann", "sold", "the", "house", "."]]
+    assert [q["annotations"] for q in row["qas"]] == [[1], [1]]      # answered not supported; dropped
+    assert [s["annotations"] for s in row["spans"]] == [[1], [0]]    # covered; all its QAs dropped
