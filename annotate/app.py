@@ -17,6 +17,7 @@ stops cleanly on SIGTERM; sync handlers run in its thread pool, the store serial
 from __future__ import annotations
 
 import json
+import secrets
 from pathlib import Path
 from typing import Literal
 from urllib.parse import urlencode
@@ -163,7 +164,7 @@ def make_app(store: Store, qa_check: bool = False, suggestion: str = "after",
         return RedirectResponse(f"/a/{token}" + (f"?{urlencode(keep)}" if keep else ""), status_code=303)
 
     def check_admin(token: str):
-        if token != admin_token:
+        if not secrets.compare_digest(token.encode(), admin_token.encode()):
             raise Refused(403, "unknown admin token")
 
     @app.get("/admin/{token}", response_class=HTMLResponse)

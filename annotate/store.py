@@ -20,6 +20,8 @@ import threading
 import time
 from pathlib import Path
 
+from annotate.votes import missing_labels
+
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS items (item_id TEXT PRIMARY KEY, position INTEGER NOT NULL UNIQUE, data TEXT NOT NULL);
@@ -239,8 +241,6 @@ class Store:
     def finish(self, annotator_id: int, item_id: str, platform_assignment: str | None = None) -> None:
         """Submit the item: every span and every QA needs an answer (a QA under an uncovered span, or
         dropped in the check, has one). Submitting twice is a no-op (a platform may post twice)."""
-        from annotate.votes import missing_labels
-
         with self.tx() as db:
             a = self._assignment(db, annotator_id, item_id)
             if a["finished"] is not None:

@@ -127,7 +127,8 @@ def report_item(rep: dict, reference) -> dict:
                     continue  # an answer the parser could not place in the sentence cannot be shown
                 qid = len(qas)
                 start, end = offsets[j] + span[0], offsets[j] + span[1]
-                pidx = offsets[j] + int(p.get("predicate_index", -1))
+                pi = p.get("predicate_index")
+                pidx = offsets[j] + pi if isinstance(pi, int) and 0 <= pi < len(sentences[j]) else -1
                 score = qa.get("score")
                 qas.append({"qa_id": qid, "sent": j, "start": start, "end": end, "predicate_idx": pidx,
                             "predicate": str(p.get("predicate", "")), "question": _str(qa.get("question"), "question"),
