@@ -17,8 +17,8 @@ header{display:flex;gap:1.5em;align-items:center;padding:.5em 1em;background:#23
 header .steps span{padding:.15em .6em;border-radius:3px;margin-right:.3em;opacity:.6}
 header .steps span.on{background:#fff;color:#234;opacity:1}
 #saved{margin-left:auto}#saved.err{color:#fbb;font-weight:bold}
-.cols{display:grid;grid-template-columns:1fr 1fr;gap:1em;padding:1em}
-.cols section{background:#fff;border:1px solid #ddd;border-radius:4px;padding:.5em 1em;max-height:45vh;overflow:auto}
+.cols{display:grid;grid-template-columns:1fr 1fr;gap:1em;padding:1em;position:sticky;top:2.2em;z-index:1;background:#fafafa}
+.cols section{background:#fff;border:1px solid #ddd;border-radius:4px;padding:.5em 1em;max-height:38vh;overflow:auto}
 .cols h2{font-size:1em;margin:.2em 0 .5em;color:#555}
 .t.hl{background:#ffe08a}.t.pred{outline:2px solid #c33;border-radius:2px;font-weight:bold}.t.hit{background:#cfe8ff}
 .sent{display:block;margin-bottom:.3em}

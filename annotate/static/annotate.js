@@ -51,7 +51,7 @@
     const rs = rows(), row = rs[Math.min(cur, rs.length - 1)];
     if (step !== "finish" && row) {
       row.classList.add("cur");
-      row.scrollIntoView({block: "nearest"});
+      row.scrollIntoView({block: "center"});  // below the sticky texts, not under them
       const a = +row.dataset.start, b = +row.dataset.end, p = +row.dataset.pred;
       const words = new Set();
       $("#gen .t").forEach((t) => {
