@@ -21,13 +21,21 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from pathlib import Path
 
 from data_prep.consistency import Skipped, answer_span, flatten_summary, premise_tokens, response_id
 
+log = logging.getLogger(__name__)
+
 
 class TaskFileError(ValueError):
     """A task file that cannot be imported; the message names the file and line."""
+
+
+class NothingToAnnotate(Skipped):
+    """A well-formed line with no QA to show (a report whose sentences had no predicate, say): left out and
+    logged, not an error."""
 
 
 def file_digest(path: str | Path) -> str:
@@ -90,7 +98,7 @@ def benchmark_item(row: dict) -> dict:
                     "predicate": str(qa.get("predicate", "")), "question": _str(qa.get("question"), "question"),
                     "answer": _str(qa.get("answer"), "answer"), "suggestion": None})
     if not qas:
-        raise Skipped("no QAs")
+        raise NothingToAnnotate("no QAs")
     spans = []
     for k, s in enumerate(row.get("spans") or []):
         try:
@@ -140,7 +148,7 @@ def report_item(rep: dict, reference) -> dict:
                                 "predicate": qas[-1]["predicate"], "question": qas[-1]["question"],
                                 "answer_idx": f"{start}-{end}", "answer": qas[-1]["answer"]})
     if not qas:
-        raise Skipped("no QA with an answer span")
+        raise NothingToAnnotate("no QA with an answer span")
     span_list = [{"span_id": k, "start": s, "end": e, "qa_ids": ids} for k, ((s, e), ids) in enumerate(spans.items())]
     dataset = str(rep.get("dataset") or "generated")
     row = {"source_id": rep["id"], "source": ref, "summary": sentences, "model": rep.get("model"),
@@ -160,7 +168,8 @@ def _references(path) -> dict:
 
 
 def load_tasks(path: str | Path, references: str | Path | None = None) -> list[dict]:
-    """Every item of the task file, in file order; TaskFileError naming file:line on the first bad line."""
+    """Every item of the task file, in file order; TaskFileError naming file:line on the first bad line. A line
+    with nothing to annotate is left out with a warning naming it."""
     path = Path(path)
     refs = _references(references) if references else {}
     items, seen = [], {}
@@ -174,6 +183,9 @@ def load_tasks(path: str | Path, references: str | Path | None = None) -> list[d
             else:
                 raise Skipped("neither a benchmark line (source, summary, qas) nor a consistency report "
                               "(id, sentences)")
+        except NothingToAnnotate as e:
+            log.warning("%s: left out: %s", where, e.reason)
+            continue
         except Skipped as e:
             raise TaskFileError(f"{where}: {e.reason}") from None
         if item["item_id"] in seen:

@@ -74,6 +74,12 @@ def test_reports_jsonl_tasks_keep_the_model_score_as_a_suggestion(tmp_path):
     (tmp_path / "pairs.jsonl").write_text(json.dumps({"id": "p1", "reference": "Ann sold her house to Bob."}) + "\n")
     with pytest.raises(TaskFileError, match="reports.jsonl:1: no reference text"):
         load_tasks(tmp_path / "reports.jsonl")
+    # a report with nothing to annotate (no predicate found) is left out, not an error
+    empty = {"id": "p2", "status": "no_predicates", "sentences": [{"index": 0, "tokens": ["Hi", "."], "predicates": []}]}
+    with (tmp_path / "reports.jsonl").open("a") as f:
+        f.write(json.dumps(empty) + "\n")
+    (tmp_path / "pairs.jsonl").write_text((tmp_path / "pairs.jsonl").read_text()
+                                          + json.dumps({"id": "p2", "reference": "Hello."}) + "\n")
     [item] = load_tasks(tmp_path / "reports.jsonl", tmp_path / "pairs.jsonl")
     assert item["item_id"] == "report:p1" and item["reference"][:3] == ["Ann", "sold", "her"]
     assert [q["suggestion"] for q in item["qas"]] == [0.9, 0.2]  # the span-less QA cannot be shown
