@@ -18,6 +18,7 @@ import secrets
 import sqlite3
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from annotate.votes import missing_labels
@@ -71,24 +72,18 @@ class Store:
             self.db.close()
 
     # ------------------------------------------------------------------ setup
+    @contextmanager
     def tx(self):
-        """`with store.tx():` one IMMEDIATE transaction (the write lock taken up front, so two requests
-        never both read 'free' and then both take the same slot)."""
-        store = self
-
-        class _Tx:
-            def __enter__(self):
-                store.lock.acquire()
-                store.db.execute("BEGIN IMMEDIATE")
-                return store.db
-
-            def __exit__(self, exc_type, *_):
-                try:
-                    store.db.execute("ROLLBACK" if exc_type else "COMMIT")
-                finally:
-                    store.lock.release()
-
-        return _Tx()
+        """`with store.tx() as db:` one IMMEDIATE transaction (the write lock taken up front, so two requests
+        never both read 'free' and then both take the same slot); committed on success, else rolled back."""
+        with self.lock:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.db
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
 
     def meta(self, key: str, default=None):
         with self.lock:
