@@ -61,9 +61,9 @@ def _tokens(tokens, offset: int = 0) -> str:
     return " ".join(f'<span class="t" data-i="{offset + i}">{esc(t)}</span>' for i, t in enumerate(tokens))
 
 
-def _row(kind: str, target, start: int, end: int, pred: int, inner: str, yes: str, no: str, extra: str = "") -> str:
+def _row(kind: str, target, start: int, end: int, pred, inner: str, yes: str, no: str, extra: str = "") -> str:
     return (f'<li class="row" data-kind="{kind}" data-target="{esc(target)}" data-start="{start}" data-end="{end}" '
-            f'data-pred="{pred}"{extra}>{inner} <button class="yes" tabindex="-1">{yes} (y)</button>'
+            f'data-pred="{esc(pred)}"{extra}>{inner} <button class="yes" tabindex="-1">{yes} (y)</button>'
             f'<button class="no" tabindex="-1">{no} (n)</button><span class="v"></span></li>')
 
 
@@ -85,7 +85,9 @@ def item_page(item: dict, state: dict, done: int, total: int) -> str:
     check = "".join(_row("check", q["qa_id"], q["start"], q["end"], q["predicate_idx"], _qa_text(q), "Keep", "Drop")
                     for q in item["qas"])
     spans = "".join(
-        _row("span", s["span_id"], s["start"], s["end"], -1,
+        # a span's predicates: those of its QAs (a span may answer questions about several)
+        _row("span", s["span_id"], s["start"], s["end"],
+             " ".join(sorted({str(by_qa[str(q)]["predicate_idx"]) for q in s["qa_ids"]})) or -1,
              f'<span class="a">{esc(" ".join(flat[s["start"]:s["end"]]))}</span>'
              + (f' <span class="v2">({esc("; ".join(by_qa[str(q)]["question"] for q in s["qa_ids"]))})</span>'
                 if s["qa_ids"] else ""),

@@ -59,6 +59,7 @@ def test_two_annotators_mouse_and_keyboard_export_what_they_clicked(tmp_path):
         alice = new_page(browser, dialogs)
         alice.goto(links["annotators"]["alice"])
         assert alice.locator("header b").text_content() == "Item 1 of 2"
+        assert alice.locator("#gen .t.pred").text_content() == "approved"  # span 0's QA is about "approved"
         for span, yes in [(0, True), (1, True), (2, False), (3, True)]:
             alice.click(f'#step1 li.row[data-target="{span}"] button.{"yes" if yes else "no"}')
         assert alice.locator("#step2").is_visible()

@@ -52,12 +52,12 @@
     if (step !== "finish" && row) {
       row.classList.add("cur");
       row.scrollIntoView({block: "center"});  // below the sticky texts, not under them
-      const a = +row.dataset.start, b = +row.dataset.end, p = +row.dataset.pred;
+      const a = +row.dataset.start, b = +row.dataset.end, preds = row.dataset.pred.split(" ").map(Number);
       const words = new Set();
       $("#gen .t").forEach((t) => {
         const i = +t.dataset.i;
         if (i >= a && i < b) { t.classList.add("hl"); words.add(t.textContent.toLowerCase()); }
-        if (i === p) t.classList.add("pred");
+        if (preds.includes(i)) t.classList.add("pred");
       });
       // the same words in the reference, as a reading aid (no claim that they match)
       $("#ref .t").forEach((t) => { const w = t.textContent.toLowerCase(); if (w.length > 2 && words.has(w)) t.classList.add("hit"); });
