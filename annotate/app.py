@@ -174,7 +174,12 @@ def make_app(store: Store, qa_check: bool = False, suggestion: str = "after",
         check_admin(token)
         base = str(request.base_url).rstrip("/")
         links = {a["name"]: f"{base}/a/{a['token']}" for a in store.annotators() if not a["revoked"]}
-        return page.admin_page(store.overview(), store.k, agreement_table(store), admin_token, links)
+        from annotate.quality import agreement_with_others
+
+        quality = agreement_with_others(store)
+        names = {a["annotator_id"]: a["name"] for a in store.annotators()}
+        return page.admin_page(store.overview(), store.k, agreement_table(store), admin_token, links,
+                               {names[a]: q for a, q in quality.items()})
 
     @app.get("/admin/{token}/export.jsonl")
     def export(token: str):

@@ -138,10 +138,15 @@ def message_page(title: str, text: str, extra_html: str = "") -> str:
     return document(title, f"<div id=\"task\"><h1>{esc(title)}</h1><p id=\"message\">{esc(text)}</p>{extra_html}</div>")
 
 
-def admin_page(overview: dict, k: int, agreement_table: str, admin_token: str, links: dict[str, str]) -> str:
+def admin_page(overview: dict, k: int, agreement_table: str, admin_token: str, links: dict[str, str],
+               quality: dict[str, dict]) -> str:
+    def agree(name):
+        q = quality.get(name)
+        return "" if not q or q["agree"] is None else f"{100 * q['agree']:.1f}% of {q['qas']}"
+
     ann = "".join(
         f"<tr><td>{esc(a['name'])}</td><td>{esc(a['platform'] or '')}</td><td>{a['done'] or 0}</td>"
-        f"<td>{a['open'] or 0}</td><td>{'revoked' if a['revoked'] else ''}</td>"
+        f"<td>{a['open'] or 0}</td><td>{agree(a['name'])}</td><td>{'revoked' if a['revoked'] else ''}</td>"
         f"<td>{esc(links.get(a['name'], ''))}</td></tr>" for a in overview["annotators"])
     items = overview["items"]
     complete = sum((i["done"] or 0) >= k for i in items)
@@ -150,6 +155,6 @@ def admin_page(overview: dict, k: int, agreement_table: str, admin_token: str, l
     body = f"""<div id="task"><h1>Annotation: admin</h1>
 <p>{complete} of {len(items)} items have all {k} annotators. <a id="export" href="/admin/{esc(admin_token)}/export.jsonl">Export (benchmark JSONL)</a></p>
 <h2>Agreement so far (items with all {k} votes)</h2><pre id="agreement">{esc(agreement_table)}</pre>
-<h2>By annotator</h2><table id="by-annotator"><tr><th>name</th><th>platform</th><th>submitted</th><th>open</th><th></th><th>link</th></tr>{ann}</table>
+<h2>By annotator</h2><table id="by-annotator"><tr><th>name</th><th>platform</th><th>submitted</th><th>open</th><th title="QA votes equal to the majority of the other annotators' votes">agrees with others</th><th></th><th>link</th></tr>{ann}</table>
 <h2>By item</h2><table id="by-item"><tr><th>item</th><th>assigned</th><th>submitted</th></tr>{rows}</table></div>"""
     return document("Annotation: admin", body)

@@ -258,7 +258,8 @@ class Store:
 
     # ------------------------------------------------------------------ reading everything back
     def finished_votes(self) -> dict[str, list[dict]]:
-        """{item_id: [labels of each annotator who submitted it, in the order they took it]}."""
+        """{item_id: [labels of each annotator who submitted it, in the order they took it]}; each labels
+        dict also says whose it is (`annotator_id`)."""
         with self.lock:
             asg = self.db.execute("SELECT item_id, annotator_id FROM assignments WHERE finished IS NOT NULL "
                                   "ORDER BY seq").fetchall()
@@ -269,7 +270,8 @@ class Store:
             by.setdefault((r["item_id"], r["annotator_id"]), {k: {} for k in KINDS})[r["kind"]][r["target"]] = r["value"]
         out = {}
         for a in asg:
-            out.setdefault(a["item_id"], []).append(by.get((a["item_id"], a["annotator_id"]), {k: {} for k in KINDS}))
+            labels = by.get((a["item_id"], a["annotator_id"]), {k: {} for k in KINDS})
+            out.setdefault(a["item_id"], []).append({**labels, "annotator_id": a["annotator_id"]})
         return out
 
     def overview(self) -> dict:

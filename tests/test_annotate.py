@@ -270,3 +270,21 @@ def test_uncertainty_order_puts_the_least_sure_items_first():
 
     items = [item("none", [None]), item("sure", [0.99, 0.02]), item("unsure", [0.55, 0.4]), item("mid", [0.8])]
     assert [i["item_id"] for i in by_uncertainty(items)] == ["unsure", "mid", "sure", "none"]
+
+
+def test_each_annotator_against_the_others(tmp_path):
+    from annotate.quality import agreement_with_others
+
+    store = open_store(tmp_path, k=3)
+    client = TestClient(make_app(store))
+    tokens = {n: store.add_annotator(n) for n in ("a", "b", "odd")}
+    for name, qa in (("a", 0), ("b", 0), ("odd", 1)):
+        client.get(f"/a/{tokens[name]}")
+        label_all(client, tokens[name], qa=qa)
+        client.post(f"/api/{tokens[name]}/done", json={"item_id": ITEM})
+    ids = {a["name"]: a["annotator_id"] for a in store.annotators()}
+    got = agreement_with_others(store)
+    assert got[ids["odd"]] == {"qas": 4, "agree": 0.0}          # a and b agree, and not with it
+    assert got[ids["a"]] == {"qas": 0, "agree": None}           # the other two tie: nothing to compare
+    assert "0.0% of 4" in client.get(f"/admin/{store.meta('admin_token')}").text
+    store.close()
