@@ -58,7 +58,8 @@ def mturk_submit_to(value: str | None) -> str | None:
 
 
 def make_app(store: Store, qa_check: bool = False, suggestion: str = "after",
-             completion_code: str | None = None) -> FastAPI:
+             completion_code: str | None = None, gold: dict | None = None) -> FastAPI:
+    """gold: {item_id: {qa_id: label}} (annotate.quality.read_gold) for the admin page's gold column."""
     app = FastAPI(title="QASemConsistency annotation", docs_url=None, redoc_url=None, openapi_url=None)
     admin_token = store.meta("admin_token")
     js = (STATIC / "annotate.js").read_text(encoding="utf-8")
@@ -174,12 +175,12 @@ def make_app(store: Store, qa_check: bool = False, suggestion: str = "after",
         check_admin(token)
         base = str(request.base_url).rstrip("/")
         links = {a["name"]: f"{base}/a/{a['token']}" for a in store.annotators() if not a["revoked"]}
-        from annotate.quality import agreement_with_others
+        from annotate.quality import agreement_with_others, gold_accuracy
 
-        quality = agreement_with_others(store)
         names = {a["annotator_id"]: a["name"] for a in store.annotators()}
-        return page.admin_page(store.overview(), store.k, agreement_table(store), admin_token, links,
-                               {names[a]: q for a, q in quality.items()})
+        others = {names[a]: q for a, q in agreement_with_others(store).items()}
+        on_gold = {names[a]: q for a, q in gold_accuracy(store, gold).items()} if gold else None
+        return page.admin_page(store.overview(), store.k, agreement_table(store), admin_token, links, others, on_gold)
 
     @app.get("/admin/{token}/export.jsonl")
     def export(token: str):

@@ -139,15 +139,19 @@ def message_page(title: str, text: str, extra_html: str = "") -> str:
 
 
 def admin_page(overview: dict, k: int, agreement_table: str, admin_token: str, links: dict[str, str],
-               quality: dict[str, dict]) -> str:
-    def agree(name):
-        q = quality.get(name)
+               others: dict[str, dict], gold: dict[str, dict] | None = None) -> str:
+    """others / gold: {annotator name: {"qas", "agree"}} (annotate/quality.py); no gold column without gold."""
+    def agree(table, name):
+        q = table.get(name)
         return "" if not q or q["agree"] is None else f"{100 * q['agree']:.1f}% of {q['qas']}"
 
     ann = "".join(
         f"<tr><td>{esc(a['name'])}</td><td>{esc(a['platform'] or '')}</td><td>{a['done'] or 0}</td>"
-        f"<td>{a['open'] or 0}</td><td>{agree(a['name'])}</td><td>{'revoked' if a['revoked'] else ''}</td>"
-        f"<td>{esc(links.get(a['name'], ''))}</td></tr>" for a in overview["annotators"])
+        f"<td>{a['open'] or 0}</td><td>{agree(others, a['name'])}</td>"
+        + (f"<td>{agree(gold, a['name'])}</td>" if gold is not None else "")
+        + f"<td>{'revoked' if a['revoked'] else ''}</td><td>{esc(links.get(a['name'], ''))}</td></tr>"
+        for a in overview["annotators"])
+    gold_th = '<th title="QA votes equal to the gold label">on gold</th>' if gold is not None else ""
     items = overview["items"]
     complete = sum((i["done"] or 0) >= k for i in items)
     rows = "".join(f"<tr><td>{esc(i['item_id'])}</td><td>{i['assigned']}</td><td>{i['done'] or 0}</td></tr>"
@@ -155,6 +159,6 @@ def admin_page(overview: dict, k: int, agreement_table: str, admin_token: str, l
     body = f"""<div id="task"><h1>Annotation: admin</h1>
 <p>{complete} of {len(items)} items have all {k} annotators. <a id="export" href="/admin/{esc(admin_token)}/export.jsonl">Export (benchmark JSONL)</a></p>
 <h2>Agreement so far (items with all {k} votes)</h2><pre id="agreement">{esc(agreement_table)}</pre>
-<h2>By annotator</h2><table id="by-annotator"><tr><th>name</th><th>platform</th><th>submitted</th><th>open</th><th title="QA votes equal to the majority of the other annotators' votes">agrees with others</th><th></th><th>link</th></tr>{ann}</table>
+<h2>By annotator</h2><table id="by-annotator"><tr><th>name</th><th>platform</th><th>submitted</th><th>open</th><th title="QA votes equal to the majority of the other annotators' votes">agrees with others</th>{gold_th}<th></th><th>link</th></tr>{ann}</table>
 <h2>By item</h2><table id="by-item"><tr><th>item</th><th>assigned</th><th>submitted</th></tr>{rows}</table></div>"""
     return document("Annotation: admin", body)

@@ -16,6 +16,7 @@ from pathlib import Path
 import hydra
 from omegaconf import DictConfig
 
+from annotate.quality import read_gold
 from annotate.store import Refused, Store, TaskMismatch
 from annotate.tasks import TaskFileError, by_uncertainty, file_digest, load_tasks
 
@@ -58,13 +59,16 @@ def main(cfg: DictConfig) -> None:
     from annotate.app import make_app
 
     try:
+        gold = read_gold(cfg.gold) if cfg.gold else None
         store = open_store(cfg)
     except (TaskFileError, TaskMismatch, Refused, FileNotFoundError) as e:  # the message names file and line
         log.error("%s", getattr(e, "message", e))
         sys.exit(1)
+    if gold and not set(gold) & set(store.items()):
+        log.warning("gold=%s: none of its items is a task item: the gold column stays empty", cfg.gold)
     try:
         app = make_app(store, qa_check=bool(cfg.qa_check), suggestion=str(cfg.suggestion),
-                       completion_code=cfg.completion_code)
+                       completion_code=cfg.completion_code, gold=gold)
         links = write_links(store, f"http://{cfg.host}:{cfg.port}")
         log.info("%d items, k=%d; links in %s.links.json", len(store.items()), store.k, store.path)
         for name, url in links["annotators"].items():

@@ -288,3 +288,23 @@ def test_each_annotator_against_the_others(tmp_path):
     assert got[ids["a"]] == {"qas": 0, "agree": None}           # the other two tie: nothing to compare
     assert "0.0% of 4" in client.get(f"/admin/{store.meta('admin_token')}").text
     store.close()
+
+
+def test_gold_items_score_each_annotator(tmp_path):
+    from annotate.quality import gold_accuracy, read_gold
+
+    rows = task_rows()
+    for q, votes in zip(rows[0]["qas"], ([0, 0, 1], [1, 1, 1], [0, 1, 1], [1, 0, 0])):
+        q["annotations"] = votes  # gold majority: 0, 1, 1, 0
+    (tmp_path / "gold.jsonl").write_text(json.dumps(rows[0]) + "\n")
+    gold = read_gold(tmp_path / "gold.jsonl")
+    assert gold == {ITEM: {"0": 0, "1": 1, "2": 1, "3": 0}}
+    store = open_store(tmp_path, k=1)
+    client = TestClient(make_app(store, gold=gold))
+    token = store.add_annotator("ann")
+    client.get(f"/a/{token}")
+    label_all(client, token, qa=0)  # all supported: right on QAs 0 and 3
+    client.post(f"/api/{token}/done", json={"item_id": ITEM})
+    assert list(gold_accuracy(store, gold).values()) == [{"qas": 4, "agree": 0.5}]
+    assert "50.0% of 4" in client.get(f"/admin/{store.meta('admin_token')}").text
+    store.close()
