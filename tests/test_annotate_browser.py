@@ -179,3 +179,21 @@ def test_qa_check_and_the_suggestion_after_the_answer_on_a_reports_task(tmp_path
     assert row["source_id"] == "p1" and row["summary"] == [["Ann", "sold", "the", "house", "."]]
     assert [q["annotations"] for q in row["qas"]] == [[1], [1]]      # answered not supported; dropped
     assert [s["annotations"] for s in row["spans"]] == [[1], [0]]    # covered; all its QAs dropped
+
+
+def test_a_step_2_greyed_by_step_1_is_passed_over(tmp_path):
+    """Every span not covered: every QA is unsupported without asking, so step 1 leads straight to the note."""
+    tasks, db = write_tasks(tmp_path / "tasks.jsonl"), tmp_path / "labels.db"
+    dialogs = []
+    with serve(tasks, db, "k=1", "annotators=[fay]") as (base, links, _), chromium() as browser:
+        page = new_page(browser, dialogs)
+        page.goto(links["annotators"]["fay"])
+        for _ in range(4):
+            page.keyboard.press("n")
+        assert page.locator("#finish").is_visible()
+        all_saved(page)
+        page.keyboard.press("Enter")
+        page.wait_for_function("document.querySelector('header b').textContent === 'Item 2 of 2'")
+    assert not dialogs, dialogs
+    [row] = export(db, tmp_path / "export.jsonl", "min_votes=1")[:1]
+    assert [q["annotations"] for q in row["qas"]] == [[1]] * 4 and [s["annotations"] for s in row["spans"]] == [[0]] * 4

@@ -105,8 +105,16 @@
     const any = rs.findIndex((r) => value(r) === undefined);
     if (after >= 0) cur = after;
     else if (any >= 0) cur = any;
-    else return go(steps[steps.indexOf(step) + 1]);
+    else return go(openStep(steps.indexOf(step) + 1));
     draw();
+  }
+
+  // the first screen from index i on with a question left (a step 2 all greyed by step 1 is passed over)
+  function openStep(i) {
+    const here = step;
+    const found = steps.slice(i).find((s) => { step = s; return s !== "finish" && rows().some((r) => value(r) === undefined); });
+    step = here;
+    return found || "finish";
   }
 
   function go(s) {
@@ -175,5 +183,5 @@
   });
 
   // resume: the first screen with an unanswered row, else the last one
-  go(steps.find((s) => { step = s; return s !== "finish" && rows().some((r) => value(r) === undefined); }) || "finish");
+  go(openStep(0));
 })();
