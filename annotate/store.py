@@ -1,0 +1,287 @@
+"""The labels' database: SQLite (stdlib sqlite3) in WAL mode, one file beside nothing else.
+
+Why SQLite: one annotation campaign is one file to copy or back up, no server to run, and its
+transactions make each label durable once the request that gave it returns (synchronous=FULL), so a
+killed server loses nothing that was acknowledged. One connection behind a lock: writes are serialised
+by SQLite anyway, and a save is a single-row upsert (benchmarks/annotate_load.py measures it).
+
+Tables: meta (the task file's path and sha256, k, the admin token), items (the tasks, in file order),
+annotators (token, revoked, platform ids), assignments (who has which item, in the order they took it;
+`finished` once submitted), labels (one row per annotator, item, kind and target; an upsert, so a label
+given twice is stored once). Label values keep the benchmark's polarities: kind `span` 1 = covered,
+kind `qa` 1 = NOT supported, kind `check` 1 = the QA was dropped as nonsensical.
+"""
+from __future__ import annotations
+
+import json
+import secrets
+import sqlite3
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+from annotate.votes import missing_labels
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS items (item_id TEXT PRIMARY KEY, position INTEGER NOT NULL UNIQUE, data TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS annotators (
+    annotator_id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, token TEXT NOT NULL UNIQUE,
+    revoked INTEGER NOT NULL DEFAULT 0, platform TEXT, worker_id TEXT, created REAL NOT NULL);
+CREATE TABLE IF NOT EXISTS assignments (
+    seq INTEGER PRIMARY KEY AUTOINCREMENT, item_id TEXT NOT NULL REFERENCES items,
+    annotator_id INTEGER NOT NULL REFERENCES annotators, started REAL NOT NULL, finished REAL,
+    note TEXT NOT NULL DEFAULT '', platform_assignment TEXT, UNIQUE (item_id, annotator_id));
+CREATE TABLE IF NOT EXISTS labels (
+    item_id TEXT NOT NULL, annotator_id INTEGER NOT NULL, kind TEXT NOT NULL CHECK (kind IN ('check', 'span', 'qa')),
+    target TEXT NOT NULL, value INTEGER NOT NULL CHECK (value IN (0, 1)), at REAL NOT NULL,
+    PRIMARY KEY (item_id, annotator_id, kind, target),
+    FOREIGN KEY (item_id, annotator_id) REFERENCES assignments (item_id, annotator_id));
+"""
+KINDS = ("check", "span", "qa")
+
+
+class Refused(Exception):
+    """A request the store will not carry out; `status` is the HTTP status the server answers with."""
+
+    def __init__(self, status: int, message: str):
+        super().__init__(message)
+        self.status, self.message = status, message
+
+
+class TaskMismatch(ValueError):
+    """The database was built from another task file."""
+
+
+class Store:
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.lock = threading.RLock()
+        self.db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
+        self.db.row_factory = sqlite3.Row
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=FULL")  # a label acknowledged is a label on disk
+        self.db.execute("PRAGMA foreign_keys=ON")
+        self.db.executescript(SCHEMA)
+        self._items: dict[str, dict] | None = None
+
+    def close(self):
+        with self.lock:
+            self.db.close()
+
+    # ------------------------------------------------------------------ setup
+    @contextmanager
+    def tx(self):
+        """`with store.tx() as db:` one IMMEDIATE transaction (the write lock taken up front, so two requests
+        never both read 'free' and then both take the same slot); committed on success, else rolled back."""
+        with self.lock:
+            self.db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self.db
+            except BaseException:
+                self.db.execute("ROLLBACK")
+                raise
+            self.db.execute("COMMIT")
+
+    def meta(self, key: str, default=None):
+        with self.lock:
+            row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return default if row is None else row["value"]
+
+    def load_items(self, items: list[dict], task_path: str, task_sha: str, k: int) -> None:
+        """Import the items on first use; later, refuse a database built from another task file."""
+        old_sha = self.meta("task_sha256")
+        if old_sha is not None:
+            if old_sha != task_sha:
+                raise TaskMismatch(f"database {self.path} was built from task file {self.meta('task_path')} "
+                                   f"(sha256 {old_sha[:12]}), not from {task_path} (sha256 {task_sha[:12]}); "
+                                   "use a new db= for a new task file")
+            with self.tx() as db:
+                db.execute("INSERT OR REPLACE INTO meta VALUES ('k', ?)", (str(k),))
+            return
+        with self.tx() as db:
+            db.executemany("INSERT INTO items VALUES (?, ?, ?)",
+                           [(it["item_id"], i, json.dumps(it, ensure_ascii=False)) for i, it in enumerate(items)])
+            db.executemany("INSERT INTO meta VALUES (?, ?)",
+                           [("task_path", str(task_path)), ("task_sha256", task_sha), ("k", str(k)),
+                            ("admin_token", secrets.token_urlsafe(16))])
+
+    @property
+    def k(self) -> int:
+        return int(self.meta("k", 3))
+
+    def items(self) -> dict[str, dict]:
+        """{item_id: item} in file order (read once: items never change after the import)."""
+        if self._items is None:
+            with self.lock:
+                rows = self.db.execute("SELECT data FROM items ORDER BY position").fetchall()
+            self._items = {it["item_id"]: it for it in (json.loads(r["data"]) for r in rows)}
+        return self._items
+
+    # ------------------------------------------------------------------ annotators
+    def add_annotator(self, name: str, platform: str | None = None, worker_id: str | None = None) -> str:
+        """The annotator's token (created once; the same name gets the same token back)."""
+        with self.tx() as db:
+            row = db.execute("SELECT token FROM annotators WHERE name = ?", (name,)).fetchone()
+            if row:
+                return row["token"]
+            token = secrets.token_urlsafe(12)
+            db.execute("INSERT INTO annotators (name, token, platform, worker_id, created) VALUES (?, ?, ?, ?, ?)",
+                       (name, token, platform, worker_id, time.time()))
+            return token
+
+    def revoke(self, name: str) -> None:
+        with self.tx() as db:
+            if not db.execute("UPDATE annotators SET revoked = 1 WHERE name = ?", (name,)).rowcount:
+                raise Refused(404, f"no annotator named {name!r}")
+
+    def annotator(self, token: str) -> sqlite3.Row:
+        with self.lock:
+            row = self.db.execute("SELECT * FROM annotators WHERE token = ?", (token,)).fetchone()
+        if row is None:
+            raise Refused(403, "unknown annotator token")
+        if row["revoked"]:
+            raise Refused(403, f"the token of annotator {row['name']!r} was revoked")
+        return row
+
+    def annotators(self) -> list[sqlite3.Row]:
+        with self.lock:
+            return self.db.execute("SELECT * FROM annotators ORDER BY annotator_id").fetchall()
+
+    # ------------------------------------------------------------------ assignment
+    def current(self, annotator_id: int) -> str | None:
+        """The item the annotator works on: an open assignment (resume), else the first item that still
+        needs annotators and that they have not had; None when there is none."""
+        with self.tx() as db:
+            row = db.execute("SELECT item_id FROM assignments WHERE annotator_id = ? AND finished IS NULL "
+                             "ORDER BY seq LIMIT 1", (annotator_id,)).fetchone()
+            if row:
+                return row["item_id"]
+            row = db.execute(
+                "SELECT i.item_id FROM items i WHERE "
+                "(SELECT COUNT(*) FROM assignments a WHERE a.item_id = i.item_id) < ? AND NOT EXISTS "
+                "(SELECT 1 FROM assignments a WHERE a.item_id = i.item_id AND a.annotator_id = ?) "
+                "ORDER BY i.position LIMIT 1", (self.k, annotator_id)).fetchone()
+            if row is None:
+                return None
+            db.execute("INSERT INTO assignments (item_id, annotator_id, started) VALUES (?, ?, ?)",
+                       (row["item_id"], annotator_id, time.time()))
+            return row["item_id"]
+
+    def progress(self, annotator_id: int) -> tuple[int, int]:
+        """(items finished, items this annotator can have in all: finished + open + still available)."""
+        with self.lock:
+            done = self.db.execute("SELECT COUNT(*) FROM assignments WHERE annotator_id = ? AND finished IS NOT NULL",
+                                   (annotator_id,)).fetchone()[0]
+            open_ = self.db.execute("SELECT COUNT(*) FROM assignments WHERE annotator_id = ? AND finished IS NULL",
+                                    (annotator_id,)).fetchone()[0]
+            free = self.db.execute(
+                "SELECT COUNT(*) FROM items i WHERE (SELECT COUNT(*) FROM assignments a WHERE a.item_id = i.item_id) "
+                "< ? AND NOT EXISTS (SELECT 1 FROM assignments a WHERE a.item_id = i.item_id AND a.annotator_id = ?)",
+                (self.k, annotator_id)).fetchone()[0]
+        return done, done + open_ + free
+
+    def _assignment(self, db, annotator_id: int, item_id: str) -> sqlite3.Row:
+        row = db.execute("SELECT * FROM assignments WHERE item_id = ? AND annotator_id = ?",
+                         (item_id, annotator_id)).fetchone()
+        if row is None:
+            raise Refused(403, f"item {item_id!r} is not assigned to this annotator")
+        return row
+
+    # ------------------------------------------------------------------ labels
+    def save_label(self, annotator_id: int, item_id: str, kind: str, target, value: int) -> None:
+        """Store one label (an upsert: given twice, stored once). A span marked not covered clears this
+        annotator's QA labels under it: those QAs are now unsupported without asking (the protocol)."""
+        if kind not in KINDS or value not in (0, 1):
+            raise Refused(422, f"a label is kind in {KINDS} and value 0 or 1, not {kind!r} = {value!r}")
+        item = self.items().get(item_id)
+        if item is None:
+            raise Refused(404, f"no item {item_id!r}")
+        targets = {str(s["span_id"]) for s in item["spans"]} if kind == "span" else {str(q["qa_id"]) for q in item["qas"]}
+        if str(target) not in targets:
+            raise Refused(422, f"item {item_id!r} has no {kind} {target!r}")
+        with self.tx() as db:
+            a = self._assignment(db, annotator_id, item_id)
+            if a["finished"] is not None:
+                raise Refused(409, f"item {item_id!r} was already submitted")
+            db.execute("INSERT INTO labels VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET value = excluded.value, "
+                       "at = excluded.at", (item_id, annotator_id, kind, str(target), value, time.time()))
+            if kind == "span" and value == 0:
+                qa_ids = next(s["qa_ids"] for s in item["spans"] if str(s["span_id"]) == str(target))
+                db.executemany("DELETE FROM labels WHERE item_id = ? AND annotator_id = ? AND kind = 'qa' AND target = ?",
+                               [(item_id, annotator_id, str(q)) for q in qa_ids])
+
+    def save_note(self, annotator_id: int, item_id: str, note: str) -> None:
+        with self.tx() as db:
+            self._assignment(db, annotator_id, item_id)
+            db.execute("UPDATE assignments SET note = ? WHERE item_id = ? AND annotator_id = ?",
+                       (note[:5000], item_id, annotator_id))
+
+    def labels(self, annotator_id: int, item_id: str) -> dict:
+        """{"check": {qa: v}, "span": {span: v}, "qa": {qa: v}, "note": str, "finished": bool}."""
+        with self.lock:
+            rows = self.db.execute("SELECT kind, target, value FROM labels WHERE item_id = ? AND annotator_id = ?",
+                                   (item_id, annotator_id)).fetchall()
+            a = self.db.execute("SELECT note, finished FROM assignments WHERE item_id = ? AND annotator_id = ?",
+                                (item_id, annotator_id)).fetchone()
+        out = {k: {} for k in KINDS}
+        for r in rows:
+            out[r["kind"]][r["target"]] = r["value"]
+        out["note"] = a["note"] if a else ""
+        out["finished"] = bool(a and a["finished"] is not None)
+        return out
+
+    def finish(self, annotator_id: int, item_id: str, platform_assignment: str | None = None) -> None:
+        """Submit the item: every span and every QA needs an answer (a QA under an uncovered span, or
+        dropped in the check, has one). Submitting twice is a no-op (a platform may post twice)."""
+        with self.tx() as db:
+            a = self._assignment(db, annotator_id, item_id)
+            if a["finished"] is not None:
+                return
+            if platform_assignment:
+                other = db.execute("SELECT item_id FROM assignments WHERE platform_assignment = ?",
+                                   (platform_assignment,)).fetchone()
+                if other:  # one platform assignment, one item
+                    raise Refused(409, f"platform assignment {platform_assignment!r} already submitted item "
+                                       f"{other['item_id']!r}")
+            labels = {k: {} for k in KINDS}
+            for r in db.execute("SELECT kind, target, value FROM labels WHERE item_id = ? AND annotator_id = ?",
+                                (item_id, annotator_id)):
+                labels[r["kind"]][r["target"]] = r["value"]
+            missing = missing_labels(self.items()[item_id], labels)
+            if missing:
+                raise Refused(409, "not every question is answered yet: " + ", ".join(missing[:10]))
+            db.execute("UPDATE assignments SET finished = ?, platform_assignment = ? WHERE item_id = ? AND annotator_id = ?",
+                       (time.time(), platform_assignment, item_id, annotator_id))
+
+    # ------------------------------------------------------------------ reading everything back
+    def finished_votes(self) -> dict[str, list[dict]]:
+        """{item_id: [labels of each annotator who submitted it, in the order they took it]}; each labels
+        dict also says whose it is (`annotator_id`)."""
+        with self.lock:
+            asg = self.db.execute("SELECT item_id, annotator_id FROM assignments WHERE finished IS NOT NULL "
+                                  "ORDER BY seq").fetchall()
+            rows = self.db.execute("SELECT l.* FROM labels l JOIN assignments a USING (item_id, annotator_id) "
+                                   "WHERE a.finished IS NOT NULL").fetchall()
+        by = {}
+        for r in rows:
+            by.setdefault((r["item_id"], r["annotator_id"]), {k: {} for k in KINDS})[r["kind"]][r["target"]] = r["value"]
+        out = {}
+        for a in asg:
+            labels = by.get((a["item_id"], a["annotator_id"]), {k: {} for k in KINDS})
+            out.setdefault(a["item_id"], []).append({**labels, "annotator_id": a["annotator_id"]})
+        return out
+
+    def overview(self) -> dict:
+        """Counts for the admin page: per annotator (done, open) and per item (assigned, done)."""
+        with self.lock:
+            per_ann = self.db.execute(
+                "SELECT n.name, n.revoked, n.platform, SUM(a.finished IS NOT NULL) AS done, "
+                "SUM(a.seq IS NOT NULL AND a.finished IS NULL) AS open FROM annotators n LEFT JOIN assignments a "
+                "USING (annotator_id) GROUP BY n.annotator_id ORDER BY n.annotator_id").fetchall()
+            per_item = self.db.execute(
+                "SELECT i.item_id, COUNT(a.seq) AS assigned, SUM(a.finished IS NOT NULL) AS done FROM items i "
+                "LEFT JOIN assignments a USING (item_id) GROUP BY i.item_id ORDER BY i.position").fetchall()
+        return {"annotators": [dict(r) for r in per_ann], "items": [dict(r) for r in per_item]}
