@@ -18,7 +18,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from release.stamps import stale_stamps
+from release.stamps import stale_stamps, stamp_path
 from train.run_guard import RunDirectoryLockedError, run_dir_lock
 
 REPO = Path(__file__).resolve().parents[1]
@@ -39,6 +39,16 @@ def check_data(folder: Path) -> None:
     if missing:
         raise SystemExit(f"release stage data: the data directory {folder} lacks {', '.join(missing)}; set "
                          "QASEM_DATA_DIR to the folder of the releases, or fetch them with python -m data_prep.download")
+
+
+def forget_manifest_without_its_stages(release: Path) -> None:
+    """Snakemake rebuilds a missing intermediate file only when a target needs it: with manifest.json in
+    place, a dropped stamp would stay dropped. So a manifest that lists a stage whose stamp is gone goes too."""
+    manifest = release / "manifest.json"
+    if manifest.exists():
+        stages = json.loads(manifest.read_text()).get("stages", {})
+        if any(not stamp_path(release, name).exists() for name in stages):
+            manifest.unlink()
 
 
 def snakemake_command(profile: str, release: Path, data: Path, cores: int, dry_run: bool) -> list[str]:
@@ -82,6 +92,7 @@ def main(argv: list[str] | None = None) -> int:
             for stage, files in stale_stamps(release).items():
                 print(f"release: stage {stage} runs again: {', '.join(files[:3])}{' …' if len(files) > 3 else ''} "
                       "changed since it finished", file=sys.stderr)
+            forget_manifest_without_its_stages(release)
             code = subprocess.call(snakemake_command(args.profile, release, data, args.cores, args.dry_run))
             if code != 0 or args.dry_run:
                 return code
