@@ -10,6 +10,7 @@ import os
 import platform
 import subprocess
 import time
+from datetime import datetime
 from importlib import metadata
 from pathlib import Path
 
@@ -92,6 +93,14 @@ def data_files(data_dir: Path) -> dict:
             for part in DATA_PARTS for p in sorted((data_dir / part).rglob("*")) if p.is_file()}
 
 
+def elapsed(stages: dict) -> float | None:
+    """Wall time from the first stage's start to the last stage's end (stages run side by side, so this
+    is less than the sum of their times)."""
+    spans = [(datetime.strptime(s["finished"], "%Y-%m-%dT%H:%M:%S%z").timestamp(), s["wall_s"])
+             for s in stages.values() if s.get("finished") and s.get("wall_s") is not None]
+    return round(max(end for end, _ in spans) - min(end - wall for end, wall in spans), 1) if spans else None
+
+
 def build_manifest(release: Path, profile: str, data_dir: Path, repo: Path) -> dict:
     stages = {}
     for path in sorted((release / STAGES_DIR).glob("*.json")):
@@ -102,7 +111,7 @@ def build_manifest(release: Path, profile: str, data_dir: Path, repo: Path) -> d
         files = json.loads((release / STAGES_DIR / f"{stage}.json").read_text())["files"]
         models[name] = {"path": folder, "files": {rel: {"sha256": e["sha256"], "size": e["size"]}
                                                   for rel, e in files.items() if rel.startswith(folder + "/")}}
-    return {"profile": profile, "date": time.strftime("%Y-%m-%d"), "machine": machine(), "git_commit": git_commit(repo),
+    return {"profile": profile, "date": time.strftime("%Y-%m-%d"), "elapsed_s": elapsed(stages), "machine": machine(), "git_commit": git_commit(repo),
             "versions": versions(), "data_dir": str(data_dir), "data_sha256": data_files(data_dir),
             "stages": stages, "wall_s_total": round(sum(s["wall_s"] or 0 for s in stages.values()), 1),
             "models": models, "metrics": test_metrics(release),
