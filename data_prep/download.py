@@ -11,7 +11,6 @@ the right checksum are skipped, so a second run fetches nothing.
 """
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
@@ -29,6 +28,8 @@ import requests
 from omegaconf import DictConfig
 from tqdm import tqdm
 
+from data_prep.checksums import sha256_of
+
 log = logging.getLogger(__name__)
 
 
@@ -42,14 +43,6 @@ class _AttemptFailed(Exception):
     def __init__(self, reason: str, retry: bool):
         super().__init__(reason)
         self.retry = retry
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
 
 
 class Checksums:

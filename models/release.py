@@ -6,10 +6,10 @@ of them before anything loads, so a release with a missing or corrupt file is re
 model and the file, instead of failing half-way through loading."""
 from __future__ import annotations
 
-import hashlib
 import json
 from pathlib import Path
 
+from data_prep.checksums import sha256_of
 from models.checkpoint import checkpoint_folder
 
 MANIFEST = "manifest.json"
@@ -18,14 +18,6 @@ MODELS = ("parser", "detector", "entailment", "contradiction")
 
 class ReleaseError(ValueError):
     pass
-
-
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with path.open("rb") as f:
-        while block := f.read(1 << 20):
-            h.update(block)
-    return h.hexdigest()
 
 
 def release_folder(path_or_hub_id: str | Path) -> Path | None:
@@ -63,7 +55,7 @@ def release_models(path_or_hub_id: str | Path, verify: bool = True) -> dict[str,
                 path = folder / rel
                 if not path.is_file():
                     raise ReleaseError(f"release {path_or_hub_id}: the {name} model's file {rel} is missing")
-                if path.stat().st_size != entry["size"] or _sha256(path) != entry["sha256"]:
+                if path.stat().st_size != entry["size"] or sha256_of(path) != entry["sha256"]:
                     raise ReleaseError(f"release {path_or_hub_id}: the {name} model's file {rel} is corrupt (its "
                                        f"sha256 is not the manifest's {entry['sha256'][:12]}…)")
         out[name] = str(model_dir)

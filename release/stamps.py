@@ -4,20 +4,13 @@ when its stamp exists; `stale_stamps` removes the stamp of a stage whose files w
 since, so that Snakemake runs that stage again (and, the new stamp being newer, what depends on it)."""
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 from pathlib import Path
 
+from data_prep.checksums import sha256_of
+
 STAGES_DIR = "stages"
-
-
-def sha256(path: Path, chunk: int = 1 << 20) -> str:
-    h = hashlib.sha256()
-    with Path(path).open("rb") as f:
-        while block := f.read(chunk):
-            h.update(block)
-    return h.hexdigest()
 
 
 def files_under(paths: list[str | Path], root: Path) -> list[Path]:
@@ -40,7 +33,7 @@ def file_entry(path: Path, previous: dict | None = None) -> dict:
     st = path.stat()
     if previous and previous.get("size") == st.st_size and previous.get("mtime_ns") == st.st_mtime_ns:
         return previous
-    return {"sha256": sha256(path), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+    return {"sha256": sha256_of(path), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
 
 
 def stamp_path(root: Path, name: str) -> Path:
@@ -73,7 +66,7 @@ def changed_files(root: Path, stamp: dict) -> list[str]:
         st = path.stat()
         if st.st_size == entry["size"] and st.st_mtime_ns == entry["mtime_ns"]:
             continue
-        if st.st_size != entry["size"] or sha256(path) != entry["sha256"]:
+        if st.st_size != entry["size"] or sha256_of(path) != entry["sha256"]:
             changed.append(rel)
     return changed
 
