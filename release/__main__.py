@@ -18,12 +18,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+from release.layout import DATA_PARTS
 from release.stamps import stale_stamps, stamp_path
 from train.run_guard import RunDirectoryLockedError, run_dir_lock
 
 REPO = Path(__file__).resolve().parents[1]
 PROFILES = REPO / "release" / "profiles"
-DATA_PARTS = ("qasrl-bank-v2", "qasrl-gs", "qanom", "qanom-resources", "qasem-consistency", "chatprotect")
 
 
 def data_dir() -> Path:

