@@ -118,28 +118,10 @@ def train(cfg: DictConfig, run_dir: Path) -> dict:
     ok_rows, labels = [rows[i] for i in ok], labels_all[ok]
     synthetic_only = synthetic_only_grid(cfg, syn_rows, syn_labels, ok_rows, labels,
                                          lambda p, t: on_all(ok, p, t)) if syn_pairs else []
-    baselines = {"always_contradiction": binary_prf(labels_all, np.ones(len(pairs), bool))}
-    plain = [i for i, r in enumerate(rows) if r["status"] == "ok" and "support_a" in r]
-    t_ent = None
-    if plain:
-        ent = np.array([entailment_only(rows[i]) for i in plain])
-        t_ent, _ = best_threshold(ent, labels_all[plain])
-        baselines.update(lexical_numbers_differ=on_all(plain, [rows[i]["features"]["sentence_numbers_differ"] for i in plain], 0.5),
-                         entailment_only={**on_all(plain, ent, t_ent), "threshold": t_ent})
-    if with_encoder:
-        e_idx = [i for i, r in enumerate(rows) if "encoder_p" in r]
-        e_p = np.array([rows[i]["encoder_p"] for i in e_idx])
-        t_e, _ = best_threshold(e_p, labels_all[e_idx])
-        baselines["encoder_alone"] = {**on_all(e_idx, e_p, t_e), "threshold": t_e, "by_file": by_file(e_idx, e_p, t_e),
-                                      "auc": float(roc_auc_score(labels_all[e_idx], e_p))}
+    baselines, t_ent, t_e = baselines_cv(rows, labels_all, on_all, by_file)
+    if t_e is not None:
         enc_info["report_at_selection_threshold"] = report_by_generator(report, scores[len(pairs):], t_e)
-    oof_of = dict(zip(best_idx, best_oof.tolist()))
-    with (run_dir / "validation_analysis.jsonl").open("w", encoding="utf-8") as f:  # for error analysis
-        for i, (p, r) in enumerate(zip(pairs, rows)):
-            f.write(json.dumps({"id": p["id"], "file": Path(p["file"]).stem, "label": p["label"], "status": r["status"],
-                                "p_oof": oof_of.get(i), "encoder_p": r.get("encoder_p"), "a": p["a"], "b": p["b"],
-                                "features": r.get("features"), "conflicts": r.get("conflicts", [])[:3]},
-                               ensure_ascii=False) + "\n")
+    write_analysis(run_dir / "validation_analysis.jsonl", pairs, rows, dict(zip(best_idx, best_oof.tolist())))
     extra = (syn_rows, syn_labels, best["synthetic_weight"]) if best["synthetic"] else None
     model = fit_with(ok_rows, labels, FEATURE_SETS[best["feature_set"]], best["C"], extra)
     model.threshold = best["threshold"]
@@ -173,6 +155,37 @@ def train(cfg: DictConfig, run_dir: Path) -> dict:
              best["feature_set"], best["C"], best["synthetic_weight"], best["cv"]["f1"], best["cv"]["precision"],
              best["cv"]["recall"], best["threshold"], {k: round(v["f1"], 3) for k, v in best["cv_by_file"].items()})
     return metrics
+
+
+def baselines_cv(rows, labels_all, on_all, by_file) -> tuple[dict, float | None, float | None]:
+    """The simple rules on the selection pairs, each at its best threshold: always contradiction, the
+    numbers-differ cue, the entailment classifier alone, the pair encoder alone (where rows have its P).
+    Returns (baselines, the entailment-only threshold, the encoder-alone threshold)."""
+    baselines = {"always_contradiction": binary_prf(labels_all, np.ones(len(rows), bool))}
+    plain = [i for i, r in enumerate(rows) if r["status"] == "ok" and "support_a" in r]
+    t_ent = t_e = None
+    if plain:
+        ent = np.array([entailment_only(rows[i]) for i in plain])
+        t_ent, _ = best_threshold(ent, labels_all[plain])
+        baselines.update(lexical_numbers_differ=on_all(plain, [rows[i]["features"]["sentence_numbers_differ"] for i in plain], 0.5),
+                         entailment_only={**on_all(plain, ent, t_ent), "threshold": t_ent})
+    e_idx = [i for i, r in enumerate(rows) if "encoder_p" in r]
+    if e_idx:
+        e_p = np.array([rows[i]["encoder_p"] for i in e_idx])
+        t_e, _ = best_threshold(e_p, labels_all[e_idx])
+        baselines["encoder_alone"] = {**on_all(e_idx, e_p, t_e), "threshold": t_e, "by_file": by_file(e_idx, e_p, t_e),
+                                      "auc": float(roc_auc_score(labels_all[e_idx], e_p))}
+    return baselines, t_ent, t_e
+
+
+def write_analysis(path: Path, pairs: list[dict], rows: list[dict], oof_of: dict) -> None:
+    """Every selection pair with its label, status, out-of-fold P and features, for error analysis."""
+    with path.open("w", encoding="utf-8") as f:
+        for i, (p, r) in enumerate(zip(pairs, rows)):
+            f.write(json.dumps({"id": p["id"], "file": Path(p["file"]).stem, "label": p["label"], "status": r["status"],
+                                "p_oof": oof_of.get(i), "encoder_p": r.get("encoder_p"), "a": p["a"], "b": p["b"],
+                                "features": r.get("features"), "conflicts": r.get("conflicts", [])[:3]},
+                               ensure_ascii=False) + "\n")
 
 
 @hydra.main(version_base="1.3", config_path="../../conf", config_name="train_contradiction")
