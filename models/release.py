@@ -38,9 +38,9 @@ def read_manifest(path_or_hub_id: str | Path) -> tuple[Path, dict]:
         raise ReleaseError(f"{folder / MANIFEST}: not valid JSON ({e})") from None
 
 
-def release_models(path_or_hub_id: str | Path, verify: bool = True) -> dict[str, str]:
-    """{parser, detector, entailment, contradiction: local folder}; with verify, every file the
-    manifest lists is checked (present, same size, same sha256) before this returns."""
+def release_models(path_or_hub_id: str | Path) -> dict[str, str]:
+    """{parser, detector, entailment, contradiction: local folder}, once every file the manifest lists is
+    checked (present, same size, same sha256)."""
     folder, manifest = read_manifest(path_or_hub_id)
     models = manifest.get("models") or {}
     out = {}
@@ -50,14 +50,13 @@ def release_models(path_or_hub_id: str | Path, verify: bool = True) -> dict[str,
         model_dir = folder / models[name]["path"]
         if not model_dir.is_dir():
             raise ReleaseError(f"release {path_or_hub_id}: the {name} model's folder {model_dir} is missing")
-        if verify:
-            for rel, entry in models[name]["files"].items():
-                path = folder / rel
-                if not path.is_file():
-                    raise ReleaseError(f"release {path_or_hub_id}: the {name} model's file {rel} is missing")
-                if path.stat().st_size != entry["size"] or sha256_of(path) != entry["sha256"]:
-                    raise ReleaseError(f"release {path_or_hub_id}: the {name} model's file {rel} is corrupt (its "
-                                       f"sha256 is not the manifest's {entry['sha256'][:12]}…)")
+        for rel, entry in models[name]["files"].items():
+            path = folder / rel
+            if not path.is_file():
+                raise ReleaseError(f"release {path_or_hub_id}: the {name} model's file {rel} is missing")
+            if path.stat().st_size != entry["size"] or sha256_of(path) != entry["sha256"]:
+                raise ReleaseError(f"release {path_or_hub_id}: the {name} model's file {rel} is corrupt (its "
+                                   f"sha256 is not the manifest's {entry['sha256'][:12]}…)")
         out[name] = str(model_dir)
     return out
 

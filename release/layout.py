@@ -1,7 +1,7 @@
 """Where things live in a release folder and what it reads: one place for the Snakefile, the manifest
 and the command."""
 
-# model -> (the stage that trains it, its folder in the release)
+# model -> (the stage that trains it, its folder in the release); the models models.release.MODELS loads
 MODEL_FOLDERS = {"parser": ("parser", "runs/parser/best"), "detector": ("detector", "runs/detector/checkpoint"),
                  "entailment": ("entailment", "runs/entailment/stacked"),
                  "contradiction": ("contradiction", "runs/contradiction/contradiction")}

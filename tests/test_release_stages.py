@@ -44,3 +44,10 @@ def test_only_the_stamps_of_changed_files_are_dropped(tmp_path):
     assert read_stamp(tmp_path, "a") is None and read_stamp(tmp_path, "b") is not None
     (tmp_path / "other" / "a.txt").unlink()
     assert stale_stamps(tmp_path) == {"b": ["other/a.txt"]}
+
+
+def test_the_release_writes_the_models_the_loader_reads():
+    from models.release import MODELS
+    from release.layout import MODEL_FOLDERS
+
+    assert tuple(MODEL_FOLDERS) == MODELS

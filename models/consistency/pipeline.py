@@ -14,9 +14,12 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Sequence
 
+from models.checkpoint import is_hub_id
 from models.progress import progress
+from models.release import release_folder, release_models
 from models.consistency.inputs import invalid_report, pair_problems
 from models.entailment import load_scorer, score_qas
 from models.entailment.features import group_indices
@@ -64,10 +67,6 @@ class ConsistencyPipeline:
         `classifier` may also be a release (a folder or Hub id with manifest.json, `bash scripts/release.sh`):
         its entailment classifier, parser and detector, every file checked before any loads."""
         if parser is None and detector is None:
-            from models.checkpoint import is_hub_id
-            from pathlib import Path
-            from models.release import release_folder, release_models
-
             if (Path(str(classifier)).is_dir() or is_hub_id(classifier)) and release_folder(classifier) is not None:
                 models = release_models(classifier)
                 classifier, parser, detector = models["entailment"], models["parser"], models["detector"]
