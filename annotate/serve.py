@@ -24,7 +24,12 @@ log = logging.getLogger(__name__)
 
 
 def open_store(cfg: DictConfig) -> Store:
-    items = load_tasks(cfg.tasks, cfg.references)
+    parse = None
+    if cfg.get("release"):  # plain pairs: parsed by the release's detector and parser, scored by its classifier
+        from models.consistency import ConsistencyPipeline
+
+        parse = ConsistencyPipeline.from_pretrained(str(cfg.release)).run
+    items = load_tasks(cfg.tasks, cfg.references, parse)
     if cfg.order == "uncertainty":
         items = by_uncertainty(items)
     elif cfg.order != "file":

@@ -1,4 +1,5 @@
-"""Annotation items from a task file: the benchmark's JSONL, or the consistency CLI's reports.jsonl.
+"""Annotation items from a task file: the benchmark's JSONL, the consistency CLI's reports.jsonl, or plain
+pairs {"id", "reference", "generated"} parsed on the fly by a release's pipeline (serve's `release=`).
 
 An item is one response (reference + generated text) with its QAs and answer spans:
     {"item_id", "dataset", "reference": [tokens], "generated": [[sentence tokens]],
@@ -167,31 +168,52 @@ def _references(path) -> dict:
     return out
 
 
-def load_tasks(path: str | Path, references: str | Path | None = None) -> list[dict]:
+def load_tasks(path: str | Path, references: str | Path | None = None, parse=None) -> list[dict]:
     """Every item of the task file, in file order; TaskFileError naming file:line on the first bad line. A line
-    with nothing to annotate is left out with a warning naming it."""
+    with nothing to annotate is left out with a warning naming it. parse: pairs -> consistency reports (a
+    release's ConsistencyPipeline.run), for plain pair lines; they are parsed together once the whole file
+    has been checked."""
     path = Path(path)
     refs = _references(references) if references else {}
-    items, seen = [], {}
+    entries, seen = [], {}  # an item, or (where, pair) for a plain pair still to parse
     for lineno, row in task_lines(path):
         where = f"{path}:{lineno}"
         try:
             if "qas" in row and "source" in row:
-                item = benchmark_item(row)
+                entry = benchmark_item(row)
             elif "sentences" in row and "id" in row:
-                item = report_item(row, row.get("reference", refs.get(str(row["id"]))))
+                entry = report_item(row, row.get("reference", refs.get(str(row["id"]))))
+            elif {"id", "reference", "generated"} <= set(row):
+                if parse is None:
+                    raise Skipped("a plain pair (id, reference, generated): give release=DIR to parse it on the fly")
+                entry = (where, row)
             else:
-                raise Skipped("neither a benchmark line (source, summary, qas) nor a consistency report "
-                              "(id, sentences)")
+                raise Skipped("neither a benchmark line (source, summary, qas), a consistency report (id, sentences) "
+                              "nor a pair (id, reference, generated)")
         except NothingToAnnotate as e:
             log.warning("%s: left out: %s", where, e.reason)
             continue
         except Skipped as e:
             raise TaskFileError(f"{where}: {e.reason}") from None
-        if item["item_id"] in seen:
-            raise TaskFileError(f"{where}: item id {item['item_id']} repeats line {seen[item['item_id']]}")
-        seen[item["item_id"]] = lineno
-        items.append(item)
+        item_id = f"report:{row['id']}" if isinstance(entry, tuple) else entry["item_id"]
+        if item_id in seen:
+            raise TaskFileError(f"{where}: item id {item_id} repeats line {seen[item_id]}")
+        seen[item_id] = lineno
+        entries.append(entry)
+    pending = [e for e in entries if isinstance(e, tuple)]
+    parsed = dict(zip((id(e) for e in pending), parse([row for _, row in pending]))) if pending else {}
+    items = []
+    for entry in entries:
+        if isinstance(entry, tuple):
+            where, row = entry
+            try:
+                entry = report_item(parsed[id(entry)], row["reference"])
+            except NothingToAnnotate as e:
+                log.warning("%s: left out: %s", where, e.reason)
+                continue
+            except Skipped as e:
+                raise TaskFileError(f"{where}: {e.reason}") from None
+        items.append(entry)
     if not items:
         raise TaskFileError(f"{path}: no items")
     return items

@@ -153,3 +153,18 @@ def test_the_set_publishes_and_loads_back_from_the_hub(release, hub, tmp_path):
     from models.consistency import ConsistencyPipeline
 
     assert ConsistencyPipeline.from_pretrained("org/qasem-set").detector is not None
+
+
+def test_plain_pairs_become_annotation_items_parsed_by_the_release(release):
+    """annotate.serve tasks=PAIRS.jsonl release=DIR: items from plain texts, parsed on the fly."""
+    from annotate.tasks import TaskFileError, load_tasks
+    from models.consistency import ConsistencyPipeline
+
+    pairs = ROOT / "examples" / "consistency" / "pairs.jsonl"
+    ids = [json.loads(line)["id"] for line in pairs.read_text().splitlines()]
+    items = load_tasks(pairs, parse=ConsistencyPipeline.from_pretrained(str(release)).run)
+    got = [i["item_id"] for i in items]  # in file order; "empty" has no generated text, so nothing to ask
+    assert got and got == [f"report:{i}" for i in ids if f"report:{i}" in got] and "report:empty" not in got
+    assert all(q["suggestion"] is not None for i in items for q in i["qas"]) and items[0]["reference"]
+    with pytest.raises(TaskFileError, match="pairs.jsonl:1: a plain pair .* give release=DIR"):
+        load_tasks(pairs)
