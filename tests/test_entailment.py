@@ -476,3 +476,20 @@ def test_shape_buckets_do_not_change_the_embeddings(monkeypatch):
     exact = sc.embed(texts)
     monkeypatch.setenv("QASEM_PAD_MULTIPLE", "32")
     assert torch.allclose(sc.embed(texts), exact, atol=1e-5)
+
+
+def test_extra_labels_join_the_folds_at_a_weight_the_cv_chooses_and_test_responses_are_refused(tmp_path):
+    """train.entailment extra.files=[EXPORT]: more labelled QAs (annotate.export's format) for the stacker."""
+    from train.entailment import train
+
+    extra = tmp_path / "export.jsonl"
+    rows = [json.loads(line) for line in FIXTURE.read_text().splitlines()]
+    extra.write_text("".join(json.dumps({**r, "source_id": f"x{r['source_id']}"}) + "\n" for r in rows))
+    base = ["classifier=stacked", f"data.train_file={FIXTURE}", "cv.folds=2", f"extra.files=[{extra}]",
+            "extra.weights=[0.5]"]
+    metrics = train(_compose("train_entailment", [*base, "extra.exclude=null"]), tmp_path / "R")
+    got = metrics["stacked"]["extra"]
+    assert got["examples"] > 0 and set(got["cv_mean_bacc_by_weight"]) == {0.0, 0.5} and got["weight"] in (0.0, 0.5)
+    assert (tmp_path / "R" / "stacked").is_dir()
+    with pytest.raises(ValueError, match="responses of the test split"):
+        train(_compose("train_entailment", [*base, f"extra.exclude={extra}"]), tmp_path / "R2")

@@ -70,13 +70,24 @@ def fit_stacker(cfg: DictConfig, examples, oof_neural: list[float] | None, run_d
     chosen = max(results, key=lambda n: results[n]["mean_bacc"])
     best = results[chosen]
     feats = best["features"]
+    extra = extra_labels(cfg, examples, stacker, every, feats, best, y, C)
+    if extra and extra["weight"]:  # the extra labels won on dev: their CV figures are the model's
+        best.update(extra.pop("chosen"))
+    extra.pop("chosen", None)
     info = {"features": feats, "C": C, "threshold": best["threshold"], "cv": best["cv"], "chosen": chosen,
-            "candidates": {n: {"mean_bacc": r["mean_bacc"], "cv": r["cv"]} for n, r in results.items()}}
+            "candidates": {n: {"mean_bacc": r["mean_bacc"], "cv": r["cv"]} for n, r in results.items()},
+            **({"extra": extra} if extra else {})}
     if structure is not None:
         info["structure"] = {**structure.stats, **structure.paths}
     from sklearn.linear_model import LogisticRegression
 
-    lr = LogisticRegression(C=C, class_weight="balanced", max_iter=2000).fit(best["Z"], y)
+    Z_fit, y_fit, w_fit = best["Z"], y, None
+    if extra and extra["weight"]:
+        Z_fit, y_fit = np.vstack([best["Z"], extra["_Z"]]), np.concatenate([y, extra["_y"]])
+        w_fit = np.concatenate([np.ones(len(y)), np.full(len(extra["_y"]), extra["weight"])])
+    for k in ("_Z", "_y"):
+        extra.pop(k, None)
+    lr = LogisticRegression(C=C, class_weight="balanced", max_iter=2000).fit(Z_fit, y_fit, sample_weight=w_fit)
     out = run_dir / "stacked"
     out.mkdir(parents=True, exist_ok=True)
     # the chosen model's out-of-fold scores: a dev-side comparison of two classifiers
@@ -121,15 +132,71 @@ def _standardize(X):
     return (X - mean) / std, mean, std
 
 
-def _out_of_fold(Z, y, examples, C: float, cfg):
+def _out_of_fold(Z, y, examples, C: float, cfg, extra=None):
+    """Out-of-fold P(supported) of dev by the grouped folds; extra = (Z, y, groups, weight): labelled rows
+    from other files that join each fold's training part (never one of the held-out fold's documents),
+    each weighing `weight` dev rows."""
     import numpy as np
     from sklearn.linear_model import LogisticRegression
 
     oof = np.zeros(len(y))
     for tr, te in group_folds(examples, cfg.cv.folds or 5, cfg.seed):
-        lr = LogisticRegression(C=C, class_weight="balanced", max_iter=2000).fit(Z[tr], y[tr])
+        Z_tr, y_tr, w_tr = Z[tr], y[tr], np.ones(len(tr))
+        if extra is not None:
+            eZ, ey, egroups, weight = extra
+            held_out = {examples[i]["group_id"] for i in te}
+            keep = [i for i, g in enumerate(egroups) if g not in held_out]
+            Z_tr, y_tr = np.vstack([Z_tr, eZ[keep]]), np.concatenate([y_tr, ey[keep]])
+            w_tr = np.concatenate([w_tr, np.full(len(keep), weight)])
+        lr = LogisticRegression(C=C, class_weight="balanced", max_iter=2000).fit(Z_tr, y_tr, sample_weight=w_tr)
         oof[te] = lr.predict_proba(Z[te])[:, 1]
     return oof
+
+
+def extra_labels(cfg: DictConfig, examples, stacker, every, feats, best, y, C: float) -> dict:
+    """cfg.extra.files (benchmark-format JSONL, e.g. python -m annotate.export): labelled QAs that join the
+    training part of every CV fold at each weight of cfg.extra.weights; the weight (0 = leave them out)
+    with the best mean dev BAcc wins, ties to 0. A file holding responses of the test split
+    (cfg.extra.exclude) is refused. Returns {} without extra files."""
+    import numpy as np
+
+    from data_prep.consistency import read_consistency
+
+    files = list((cfg.get("extra") or {}).get("files") or [])
+    if not files:
+        return {}
+    if "neural" in feats:
+        raise ValueError("extra.files with a neural feature: the extra rows have no out-of-fold neural score")
+    test_ids = set()
+    if cfg.extra.get("exclude"):
+        test, _ = read_consistency(hydra.utils.to_absolute_path(cfg.extra.exclude), "test")
+        test_ids = {e["response_id"] for e in test}
+    rows = []
+    for f in files:
+        got, skipped = read_consistency(hydra.utils.to_absolute_path(str(f)), "extra")
+        leaked = sorted({e["response_id"] for e in got} & test_ids)
+        if leaked:
+            raise ValueError(f"{f}: {len(leaked)} responses of the test split {cfg.extra.exclude} (e.g. {leaked[0]}): "
+                             "training on them would leak the test")
+        rows += got
+    X = np.asarray(_feature_matrix(stacker, rows, None), dtype=float)[:, [every.index(f) for f in feats]]
+    eZ, ey = (X - best["mean"]) / best["std"], np.asarray([e["supported"] for e in rows])
+    groups = [e["group_id"] for e in rows]
+    ds = [e["dataset"] for e in examples]
+    by_weight, cells = {0.0: best["mean_bacc"]}, {}
+    for w in [float(x) for x in cfg.extra.weights]:
+        oof = _out_of_fold(best["Z"], y, examples, C, cfg, (eZ, ey, groups, w))
+        thr = best_threshold(y.tolist(), oof.tolist())
+        table = metrics_table(ds, y.tolist(), oof.tolist(), thr)
+        by_weight[w] = float(np.mean([table[d]["bacc"] for d in ("cliff", "factscore", "verifiability")
+                                      if table[d]["bacc"] is not None]))
+        cells[w] = {"threshold": thr, "oof": oof, "mean_bacc": by_weight[w],
+                    "cv": {"at_0.5": metrics_table(ds, y.tolist(), oof.tolist()), "at_threshold": table,
+                           "responses": response_correlations([e["response_id"] for e in examples], ds,
+                                                              y.tolist(), oof.tolist())}}
+    weight = max(by_weight, key=lambda w: (by_weight[w], -w))  # ties: fewer extra labels
+    return {"files": [str(f) for f in files], "examples": len(rows), "cv_mean_bacc_by_weight": by_weight,
+            "weight": weight, "chosen": cells.get(weight, {}), "_Z": eZ, "_y": ey}
 
 
 def load_neural_run(run: str, examples: list[dict]) -> tuple[list[float], Path]:
