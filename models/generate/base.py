@@ -37,8 +37,9 @@ class Generator:
     chat: bool = False
     settings: SamplingSettings = SamplingSettings()
 
-    def generate(self, prompts: list[str]) -> list[Generation]:  # pragma: no cover - interface
-        raise NotImplementedError
+    def generate(self, prompts: list[str], settings: SamplingSettings | None = None) -> list[Generation]:
+        """One Generation per prompt, in order; `settings` replaces the generator's own for this call."""
+        raise NotImplementedError  # pragma: no cover - interface
 
     def log_likelihood(self, texts: list[str]) -> list[tuple[float, int] | None]:
         """(sum of token log-probabilities, tokens scored) of each text, or None where the model gives none."""

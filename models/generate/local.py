@@ -52,11 +52,11 @@ class LocalGenerator(Generator):
                                                       return_dict=True)["input_ids"]
         return self.tokenizer(prompt, return_tensors="pt")["input_ids"]
 
-    def complete(self, prompt: str) -> str:
+    def complete(self, prompt: str, settings=None) -> str:
         """One completion, uncached (the server calls this)."""
         import torch
 
-        s = self.settings
+        s = settings or self.settings
         ids = self._input_ids(prompt)
         kwargs = {"do_sample": s.temperature > 0, "max_new_tokens": s.max_new_tokens,
                   "pad_token_id": self.tokenizer.pad_token_id or self.tokenizer.eos_token_id}
@@ -69,16 +69,17 @@ class LocalGenerator(Generator):
             out = self.lm.generate(ids, attention_mask=torch.ones_like(ids), **kwargs)
         return cut_at_stop(self.tokenizer.decode(out[0, ids.shape[1]:], skip_special_tokens=True), s.stop)
 
-    def generate(self, prompts: list[str]) -> list[Generation]:
+    def generate(self, prompts: list[str], settings=None) -> list[Generation]:
+        settings = settings or self.settings
         out = []
         for prompt in prompts:
-            key = ResponseCache.key(self.name + (":chat" if self.chat else ""), prompt, self.settings.as_dict())
+            key = ResponseCache.key(self.name + (":chat" if self.chat else ""), prompt, settings.as_dict())
             hit = self.cache.get(key)
             if hit is not None:
                 out.append(Generation(hit, cached=True))
                 continue
             try:
-                text = self.complete(prompt)
+                text = self.complete(prompt, settings)
             except Exception as e:  # one bad prompt (too long, a tokenizer error) must not stop the others
                 log.warning("generation failed: %s: %s", type(e).__name__, e)
                 out.append(Generation(None, status="error", error=f"{type(e).__name__}: {e}", attempts=1))

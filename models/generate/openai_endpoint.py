@@ -1,7 +1,7 @@
 """Any OpenAI-compatible endpoint (vLLM, TGI, llama.cpp's server, Ollama, `transformers serve`, a hosted
 API, models/generate/server.py): `/v1/completions` for a base model, `/v1/chat/completions` for a chat
 model. The key comes from an environment variable (OPENAI_API_KEY unless `api_key_env` names another)
-and is never logged or written: `repr` masks it.
+(or from `api_key`, which the config masks like every secret) and is never logged or written: `repr` masks it.
 
 A request that fails (connection refused, timeout, HTTP 429 / 5xx, a body that is not the expected JSON)
 is retried with exponential backoff up to `retries` times; then the item gets status `error` and its
@@ -30,7 +30,8 @@ class EndpointError(RuntimeError):
 
 
 class OpenAIGenerator(Generator):
-    def __init__(self, base_url: str, model: str, api_key_env: str = "OPENAI_API_KEY", chat: bool = False,
+    def __init__(self, base_url: str, model: str, api_key_env: str = "OPENAI_API_KEY", api_key: str | None = None,
+                 chat: bool = False,
                  timeout: float = 60.0, retries: int = 3, backoff: float = 1.0, concurrency: int = 4,
                  cache_dir: str | None = None, logprobs: bool = True, **settings):
         self.base_url, self.model = str(base_url).rstrip("/"), str(model)
@@ -38,7 +39,9 @@ class OpenAIGenerator(Generator):
             self.base_url += "/v1"
         self.name, self.chat = f"openai:{self.model}@{self.base_url}", bool(chat)
         self.api_key_env = api_key_env
-        self._key = os.environ.get(api_key_env or "", "") or None
+        # a key given in the config (generator.api_key=..., masked in .hydra/ and the log by common/secrets.py)
+        # wins over the environment variable
+        self._key = api_key or os.environ.get(api_key_env or "", "") or None
         self.timeout, self.retries, self.backoff = float(timeout), int(retries), float(backoff)
         self.concurrency = max(1, int(concurrency))
         self.settings = sampling(**settings)
@@ -78,8 +81,7 @@ class OpenAIGenerator(Generator):
                 time.sleep(min(self.backoff * 2 ** attempt, 30.0))
         return None, "no attempt", 0  # pragma: no cover
 
-    def _complete(self, prompt: str) -> str:
-        s = self.settings
+    def _complete(self, prompt: str, s) -> str:
         payload = {"model": self.model, "max_tokens": s.max_new_tokens, "temperature": s.temperature,
                    "top_p": s.top_p, "seed": s.seed, **({"stop": list(s.stop)} if s.stop else {})}
         if self.chat:
@@ -96,21 +98,22 @@ class OpenAIGenerator(Generator):
             raise EndpointError(f"malformed answer: the text is {type(text).__name__}", retry=True)
         return cut_at_stop(text, s.stop)
 
-    def _one(self, prompt: str) -> Generation:
-        key = ResponseCache.key(self.name + (":chat" if self.chat else ""), prompt, self.settings.as_dict())
+    def _one(self, prompt: str, settings) -> Generation:
+        key = ResponseCache.key(self.name + (":chat" if self.chat else ""), prompt, settings.as_dict())
         hit = self.cache.get(key)
         if hit is not None:
             return Generation(hit, cached=True)
-        text, error, attempts = self._with_retries(lambda: self._complete(prompt))
+        text, error, attempts = self._with_retries(lambda: self._complete(prompt, settings))
         if error is not None:
             log.warning("generation failed after %d attempt(s): %s", attempts, error)
             return Generation(None, status="error", error=error, attempts=attempts)
         self.cache.put(key, text)
         return Generation(text, attempts=attempts)
 
-    def generate(self, prompts: list[str]) -> list[Generation]:
+    def generate(self, prompts: list[str], settings=None) -> list[Generation]:
+        settings = settings or self.settings
         with ThreadPoolExecutor(self.concurrency) as pool:
-            return list(pool.map(self._one, prompts))
+            return list(pool.map(lambda p: self._one(p, settings), prompts))
 
     def _loglik(self, text: str) -> tuple[float, int] | None:
         """The prompt's token log-probabilities from the legacy completions API (echo, no new token)."""

@@ -17,7 +17,7 @@ from models.generate.base import sampling
 
 
 def create_app(generator):
-    """The FastAPI app serving `generator` (a LocalGenerator; its settings are replaced per request)."""
+    """The FastAPI app serving `generator` (a LocalGenerator; each request brings its sampling settings)."""
     from fastapi import FastAPI, HTTPException, Request
 
     app = FastAPI(title="qasem local LM")
@@ -32,8 +32,7 @@ def create_app(generator):
 
     def run(prompt: str, body: dict) -> str:
         with lock:
-            generator.settings = settings_of(body)
-            return generator.complete(prompt)
+            return generator.complete(prompt, settings_of(body))
 
     async def json_body(request: Request) -> dict:
         try:
