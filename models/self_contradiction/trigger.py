@@ -94,7 +94,8 @@ def alternative(req: dict, completion: str | None, chat: bool, prompt: str) -> t
     if not sentences:
         return None, "empty"
     alt = sentences[0]
-    if not chat and len(alt) <= len(tokenize_sentences(req["cloze"])[0] if req["cloze"] else []):
+    words = lambda toks: sum(any(c.isalnum() for c in t) for t in toks)  # noqa: E731
+    if not chat and words(alt) <= words(tokenize_sentences(req["cloze"])[0] if req["cloze"].strip() else []):
         return None, "empty"  # the completion ended the sentence without a word
     if script_warnings(alt):
         return None, "non_english"
