@@ -91,16 +91,17 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
 
     start = time.perf_counter()
     kind, rows, skipped = read_input(cfg)
+    has_generator = bool(cfg.get("generator") and cfg.generator.get("_target_"))
+    if not has_generator and kind in ("topics", "prompts"):
+        raise DataFormatError(f"{kind}= needs a generator to write the texts (generator=gemma3_270m or generator=openai)")
+    if not has_generator and cfg.mitigation == "revise":
+        raise DataFormatError("mitigation=revise needs a generator (generator=gemma3_270m or generator=openai)")
     paths = model_paths(cfg.get("release"), {k: cfg.get(k) for k in ("parser", "detector", "entailment", "contradiction")})
     settings = LoopSettings(mitigation=str(cfg.mitigation), within=bool(cfg.within),
                             trigger=TriggerSettings(str(cfg.trigger.qas), str(cfg.trigger.template)),
                             rounds=int(cfg.revise.rounds), trigger_sampling=sampling_of(cfg.trigger.sampling),
                             revise_sampling=sampling_of(cfg.revise.sampling), perplexity=bool(cfg.perplexity))
     generator = build_generator(cfg)
-    if generator is None and kind in ("topics", "prompts"):
-        raise DataFormatError(f"{kind}= needs a generator to write the texts (generator=gemma3_270m or generator=openai)")
-    if generator is None and settings.mitigation == "revise":
-        raise DataFormatError("mitigation=revise needs a generator (generator=gemma3_270m or generator=openai)")
     run_dir.mkdir(parents=True, exist_ok=True)
 
     generations, steps = [], {}

@@ -6,8 +6,8 @@ at a time. Bound to 127.0.0.1 unless told otherwise.
 
     python -m models.generate.server --model gemma3_270m --port 8400
 """
-from __future__ import annotations
 
+# no `from __future__ import annotations` here: FastAPI reads the handlers' annotations (Request) at runtime
 import argparse
 import threading
 import time
