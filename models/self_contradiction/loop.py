@@ -94,9 +94,9 @@ def redetect(revised, scorer, generator, detector, parser, settings: LoopSetting
             items += [p for p in within_text_pairs(r) if r.origin[p["sentence"]] in r.changed]
     trig_counts = {}
     if generator is not None:
-        only = [AnalysedText(r.id, r.prompt, r.text, r.sentences, [q if r.origin[i] in r.changed else []
-                                                                    for i, q in enumerate(r.qas)]) for r in revised]
-        trig, trig_counts, _ = trigger_pairs(only, generator, detector, parser, settings.trigger, settings.trigger_sampling)
+        changed = {(r.id, i) for r in revised for i, o in enumerate(r.origin) if o in r.changed}
+        trig, trig_counts, _ = trigger_pairs(revised, generator, detector, parser, settings.trigger,
+                                             settings.trigger_sampling, only=changed)
         items += trig
     by_id = {r.id: r for r in revised}
     scored = scorer.score([{**p, "id": p["id"] + "#after"} for p in items])

@@ -58,11 +58,15 @@ def context_prompt(text: AnalysedText, i: int, qa: dict, chat: bool, settings: T
     return settings.template.format(prompt=text.prompt) + (prefix + " " if prefix else "") + cloze, cloze
 
 
-def requests_for(texts: list[AnalysedText], chat: bool, settings: TriggerSettings) -> tuple[list[dict], int]:
-    """(one request per withheld QA, the number of sentences with no QA to withhold)."""
+def requests_for(texts: list[AnalysedText], chat: bool, settings: TriggerSettings,
+                 only: set | None = None) -> tuple[list[dict], int]:
+    """(one request per withheld QA, the number of sentences with no QA to withhold); `only`: the
+    (text id, sentence index) to trigger, default every sentence."""
     out, without = [], 0
     for t in texts:
         for i, qas in enumerate(t.qas):
+            if only is not None and (t.id, i) not in only:
+                continue
             chosen = withheld_qas(qas, settings.qas)
             without += not chosen
             for k, qa in enumerate(chosen):
@@ -108,14 +112,14 @@ def same_fact(qa: dict, alt_qas: list[dict]) -> bool:
 
 
 def trigger_pairs(texts: list[AnalysedText], generator, detector, parser, settings: TriggerSettings,
-                  sampling=None) -> tuple[list[dict], dict, list[dict]]:
+                  sampling=None, only: set | None = None) -> tuple[list[dict], dict, list[dict]]:
     """(pair items for ContradictionScorer.score, counts: requested, kept, refused by reason, sentences without a
     QA to withhold, generation errors; every request with its generation and refusal). One generator call for
     every request of every text."""
     from models.qa_alignment import extract_qas
 
     by_id = {t.id: t for t in texts}
-    reqs, without = requests_for(texts, generator.chat, settings)
+    reqs, without = requests_for(texts, generator.chat, settings, only)
     gens = generator.generate([r["request"] for r in reqs], sampling)
     refused: Counter = Counter()
     candidates = []
