@@ -171,3 +171,21 @@ def test_input_readers_name_bad_lines(tmp_path):
     pairs.write_text('{"prompt": "P1", "orig": "a"}\n{"prompt": "P1"}\n{"prompt": "P2"}\n')
     rows, skipped = read_prompts(pairs)
     assert [r["prompt"] for r in rows] == ["P1", "P2"] and skipped == {"repeated_prompt": 1}
+
+
+def test_a_repeated_sentence_reuses_its_first_alternative():
+    text = {**TEXT, "text": "Merkel joined the CDU in 1990. Merkel joined the CDU in 1990. She was elected in 2005."}
+    asked = []
+
+    class Counting(ScriptedGenerator):
+        def generate(self, prompts, settings=None):
+            asked.extend(prompts)
+            return super().generate(prompts, settings)
+
+    gen = Counting({"Merkel joined": " the CDU in 1989.", "She was elected": " in 2003."})
+    res = self_contradiction_loop([text], scorer(), DETECTOR, PARSER, gen, LoopSettings(mitigation="delete"))
+    a = res["metrics"]["alternatives"]
+    assert a["requested"] == 3 and a["asked"] == 2 and a["reused_for_repeated_sentences"] == 1
+    # both copies are judged against the same alternative, and both are mitigated
+    assert res["metrics"]["self_contradictory_sentences"] == 3
+    assert [f.action for f in res["fixes"]] == ["edited", "edited", "edited"]

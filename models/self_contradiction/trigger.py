@@ -64,15 +64,20 @@ def requests_for(texts: list[AnalysedText], chat: bool, settings: TriggerSetting
     (text id, sentence index) to trigger, default every sentence."""
     out, without = [], 0
     for t in texts:
+        first: dict[tuple, int] = {}
         for i, qas in enumerate(t.qas):
+            # a sentence the text repeats word for word (small models loop) reuses its first occurrence's
+            # alternatives: the same claim, asked once
+            repeat_of = first.setdefault(tuple(w.lower() for w in t.sentences[i]), i)
             if only is not None and (t.id, i) not in only:
                 continue
             chosen = withheld_qas(qas, settings.qas)
             without += not chosen
             for k, qa in enumerate(chosen):
                 request, cloze = context_prompt(t, i, qa, chat, settings)
-                out.append({"id": f"{t.id}/s{i}/t{k}", "text_id": t.id, "sentence": i, "qa": qa,
-                            "request": request, "cloze": cloze})
+                out.append({"id": f"{t.id}/s{i}/t{k}", "text_id": t.id, "sentence": i, "k": k, "qa": qa,
+                            "request": request, "cloze": cloze,
+                            "repeat_of": repeat_of if repeat_of != i else None})
     return out, without
 
 
@@ -120,7 +125,14 @@ def trigger_pairs(texts: list[AnalysedText], generator, detector, parser, settin
 
     by_id = {t.id: t for t in texts}
     reqs, without = requests_for(texts, generator.chat, settings, only)
-    gens = generator.generate([r["request"] for r in reqs], sampling)
+    asked = [r for r in reqs if r["repeat_of"] is None]
+    answers = dict(zip([(r["text_id"], r["sentence"], r["k"]) for r in asked],
+                       generator.generate([r["request"] for r in asked], sampling)))
+    # a repeat whose first occurrence was not asked (re-detection's `only`) is asked itself
+    missing = [r for r in reqs if r["repeat_of"] is not None and (r["text_id"], r["repeat_of"], r["k"]) not in answers]
+    answers.update(zip([(r["text_id"], r["repeat_of"], r["k"]) for r in missing],
+                       generator.generate([r["request"] for r in missing], sampling)))
+    gens = [answers[(r["text_id"], r["sentence"] if r["repeat_of"] is None else r["repeat_of"], r["k"])] for r in reqs]
     refused: Counter = Counter()
     candidates = []
     for r, g in zip(reqs, gens):
@@ -143,7 +155,9 @@ def trigger_pairs(texts: list[AnalysedText], generator, detector, parser, settin
                       "prompt": t.prompt, "prefix": t.prefix(i), "a_tokens": t.sentences[i], "b_tokens": alt,
                       "qas_a": t.qas[i], "qas_b": qas, "question": r["qa"]["question"],
                       "withheld": r["qa"]["answer"], "role": r["qa"]["role"], "request": r["request"]})
-    counts = {"requested": len(reqs), "kept": len(items), "refused": dict(sorted(refused.items())),
+    counts = {"requested": len(reqs), "asked": len(asked) + len(missing),
+              "reused_for_repeated_sentences": len(reqs) - len(asked) - len(missing),
+              "kept": len(items), "refused": dict(sorted(refused.items())),
               "sentences_without_qa": without, "generation_errors": sum(g.status != "ok" for g in gens),
               "cached": sum(g.cached for g in gens)}
     return items, counts, reqs
