@@ -15,9 +15,9 @@ def qa_key(q: dict) -> tuple:
 
 
 def conflicting_qa_keys(pairs: list[dict]) -> set[tuple]:
-    """(text id, sentence, answer span, question) of every QA a flagged pair names as conflicting."""
+    """(text id, sentence, answer span, question) of the QA each flagged pair names as its (primary) conflict."""
     return {(p["text_id"], p["sentence"], tuple(c["a"]["span"]), c["a"]["question"])
-            for p in pairs if p.get("decision") for c in p.get("conflicts") or []}
+            for p in pairs if p.get("decision") and p.get("conflicts") for c in p["conflicts"][:1]}
 
 
 def informativeness(text, revised_qas: list[list[dict] | None], conflicting: set[tuple]) -> tuple[int, int]:

@@ -1,7 +1,8 @@
 """Mitigate the sentences that take part in a detected self-contradiction, and only those:
-- `delete` (no model): remove the conflicting argument when it is an adjunct (when, where, how, how long, why)
-  that does not hold the predicate, so that the rest stays a sentence; drop the sentence when the conflict is
-  a core argument, names no fact (a sentence-level conflict), or is still detected once the adjunct is gone;
+- `delete` (no model): remove the conflicting argument (each flagged pair's primary conflict) when it is an
+  adjunct (when, where, how, how long, why) or a prepositional phrase other than the subject, and does not hold
+  its own predicate, so that the rest stays a sentence; drop the sentence when the conflict is a core argument,
+  names no fact (a sentence-level conflict), or is still detected once the adjunct is gone;
 - `revise` (the generator): ChatProtect's step: the model rewrites the sentence without the conflicting
   information and keeps the rest; the revision is re-detected against the same alternatives, up to `rounds`
   rounds, and the sentence is dropped when a conflict remains;
@@ -18,6 +19,8 @@ from models.self_contradiction.texts import AnalysedText, detokenize
 
 MITIGATIONS = ("none", "delete", "revise")
 REMOVABLE_ROLES = frozenset({"when", "where", "how", "how long", "why"})
+MODIFIER_PREPOSITIONS = frozenset("in on at during since from until till after before by near throughout within "
+                                  "around across inside outside".split())
 BASE_REVISE = ('Sentence: {sentence}\nIt contradicts: {alt}\nThe sentence with the conflicting information '
                '("{answer}") removed and everything else kept:')
 CHAT_REVISE = ('This is the beginning of a text written for the request "{prompt}":\n{prefix}\n\nIts next sentence is: '
@@ -25,9 +28,21 @@ CHAT_REVISE = ('This is the beginning of a text written for the request "{prompt
                'sentence and keep everything else. Reply with the revised sentence only.')
 
 
-def removable(role: str | None) -> bool:
-    """An adjunct whose answer can go without breaking the sentence ("when_in" counts as "when")."""
-    return bool(role) and role.split("_")[0] in REMOVABLE_ROLES
+def removable(role: str | None, answer: str = "") -> bool:
+    """An answer that can go without breaking the sentence: an adjunct ("when_in" counts as "when"), or a
+    prepositional phrase that is not the subject ("in 1815" read as R1 or R2 by a parser that mislabels roles)."""
+    if not role:
+        return False
+    if role.split("_")[0] in REMOVABLE_ROLES:
+        return True
+    words = answer.split()
+    return role != "R0" and len(words) > 1 and words[0].lower() in MODIFIER_PREPOSITIONS
+
+
+def primary_conflict(pair: dict) -> dict | None:
+    """The aligned QA pair a flagged pair names first (numbers or names that differ, then disjoint answers,
+    then the lowest support: models.contradiction's order); the others are differences beside it."""
+    return (pair.get("conflicts") or [None])[0]
 
 
 def delete_spans(tokens: list[str], spans: list[tuple[int, int]]) -> list[str]:
@@ -81,10 +96,10 @@ def delete_fixes(flagged: dict, scorer, detector, parser) -> list[SentenceFix]:
     fixes, edits = [], []
     for (tid, i), pairs in flagged.items():
         tokens = pairs[0]["a_tokens"]
-        conflicts = [c for p in pairs for c in p.get("conflicts") or []]
+        conflicts = [primary_conflict(p) for p in pairs if p.get("conflicts")]
         sentence_level = any(not p.get("conflicts") for p in pairs)
         spans = [tuple(c["a"]["span"]) for c in conflicts]
-        core = [c["role"] for c in conflicts if not removable(c["role"])]
+        core = [c["role"] for c in conflicts if not removable(c["role"], c["a"]["answer"])]
         holds_predicate = [c for c in conflicts if own_predicate(c, pairs[0]["qas_a"]) in range(*c["a"]["span"])]
         ids = [p["id"] for p in pairs]
         if sentence_level or core or holds_predicate:
@@ -94,16 +109,16 @@ def delete_fixes(flagged: dict, scorer, detector, parser) -> list[SentenceFix]:
             continue
         new = delete_spans(tokens, spans)
         if len([t for t in new if t.isalnum()]) < 3:
-            fixes.append(SentenceFix(tid, i, tokens, None, "dropped", "too little left once the adjunct is removed", ids))
+            fixes.append(SentenceFix(tid, i, tokens, None, "dropped", "too little left once the modifier is removed", ids))
             continue
         edits.append((tid, i, tokens, new, pairs, ids))
     new_qas = extract_qas([e[3] for e in edits], detector, parser) if edits else []
     for (tid, i, tokens, new, pairs, ids), qas in zip(edits, new_qas):
         still = [r for r in _rescore(scorer, pairs, new, qas, "deleted") if r.get("decision")]
         if still:
-            fixes.append(SentenceFix(tid, i, tokens, None, "dropped", "still detected once the adjunct was removed", ids, 1))
+            fixes.append(SentenceFix(tid, i, tokens, None, "dropped", "still detected once the modifier was removed", ids, 1))
         else:
-            fixes.append(SentenceFix(tid, i, tokens, new, "edited", "conflicting adjunct removed", ids, 1))
+            fixes.append(SentenceFix(tid, i, tokens, new, "edited", "conflicting modifier removed", ids, 1))
     return fixes
 
 
