@@ -190,3 +190,11 @@ def test_a_repeated_sentence_reuses_its_first_alternative():
     # both copies are judged against the same alternative, and both are mitigated
     assert res["metrics"]["self_contradictory_sentences"] == 3
     assert [f.action for f in res["fixes"]] == ["edited", "edited", "edited"]
+
+
+def test_perplexity_skips_empty_texts_without_shifting_the_others():
+    gen = ScriptedGenerator({"": " nothing."})
+    rows = [{"id": "empty", "prompt": "p", "text": ""}, TEXT]
+    res = self_contradiction_loop(rows, scorer(), DETECTOR, PARSER, gen, LoopSettings(mitigation="delete"))
+    assert res["metrics"]["perplexity_original"] == pytest.approx(7.389, abs=1e-3)
+    assert res["metrics"]["perplexity_revised"] == pytest.approx(7.389, abs=1e-3)

@@ -53,6 +53,15 @@ def generate_texts(rows: list[dict], generator, template: str) -> list[dict]:
     return out
 
 
+def log_likelihoods(generator, texts: list[str]) -> list:
+    """The generator's (log-likelihood, tokens) of each text, None for an empty one (in text order)."""
+    keep = [k for k, x in enumerate(texts) if x.strip()]
+    out = [None] * len(texts)
+    for k, v in zip(keep, generator.log_likelihood([texts[k] for k in keep])):
+        out[k] = v
+    return out
+
+
 class Timer:
     def __init__(self):
         self.steps: dict[str, dict] = {}
@@ -166,12 +175,13 @@ def self_contradiction_loop(rows: list[dict], scorer, detector, parser, generato
     ppl = (None, None)
     if generator is not None and settings.perplexity:
         t0 = time.perf_counter()
-        before = generator.log_likelihood([t.text for t in texts if t.text.strip()])
-        changed_texts = [r.text for t, r in zip(texts, revised) if r.text != " ".join(detokenize(s) for s in t.sentences)]
-        same = [v for t, r, v in zip(texts, revised, before) if r.text == " ".join(detokenize(s) for s in t.sentences)]
-        after_ll = generator.log_likelihood([x for x in changed_texts if x.strip()])
-        ppl = (perplexity(before), perplexity(same + after_ll))
-        timer.step("perplexity", len(texts) + len(changed_texts), t0)
+        # both sides as the loop's sentences joined, so that only mitigation differs between them
+        originals = [" ".join(detokenize(s) for s in t.sentences) for t in texts]
+        before = log_likelihoods(generator, originals)
+        changed = [k for k, r in enumerate(revised) if r.text != originals[k]]
+        after_ll = dict(zip(changed, log_likelihoods(generator, [revised[k].text for k in changed])))
+        ppl = (perplexity(before), perplexity([after_ll.get(k, v) for k, v in enumerate(before)]))
+        timer.step("perplexity", len(texts) + len(changed), t0)
 
     metrics = run_measures(per_text, *ppl)
     metrics.update({
