@@ -198,3 +198,13 @@ def test_perplexity_skips_empty_texts_without_shifting_the_others():
     res = self_contradiction_loop(rows, scorer(), DETECTOR, PARSER, gen, LoopSettings(mitigation="delete"))
     assert res["metrics"]["perplexity_original"] == pytest.approx(7.389, abs=1e-3)
     assert res["metrics"]["perplexity_revised"] == pytest.approx(7.389, abs=1e-3)
+
+
+def test_a_revision_must_keep_the_rest_of_the_sentence():
+    from models.self_contradiction.mitigate import revision
+
+    original = "Ballance is a small town with a population of 1,000 people .".split()
+    keep = {"ballance", "is", "small", "town", "population"}
+    assert revision("the same.", False, original, keep) == (None, "lost_content")
+    assert revision("Ballance is a small town.", False, original, keep)[0] == "Ballance is a small town .".split()
+    assert revision("Ballance is a small town with a population of 1,000 people.", False, original, keep)[1] == "unchanged"

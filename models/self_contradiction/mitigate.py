@@ -4,7 +4,7 @@
   its own predicate, so that the rest stays a sentence; drop the sentence when the conflict is a core argument,
   names no fact (a sentence-level conflict), or is still detected once the adjunct is gone;
 - `revise` (the generator): ChatProtect's step: the model rewrites the sentence without the conflicting
-  information and keeps the rest; the revision is re-detected against the same alternatives, up to `rounds`
+  information and keeps the rest (a revision that loses more than half of the other content words is refused); the revision is re-detected against the same alternatives, up to `rounds`
   rounds, and the sentence is dropped when a conflict remains;
 - `none`: the text is left as it is (detection only).
 A sentence without a detected conflict is never changed."""
@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, replace
 
-from models.qa_alignment import extract_qas
+from models.qa_alignment import STOP, extract_qas
 from models.text import script_warnings, tokenize_sentences
 from models.self_contradiction.texts import AnalysedText, detokenize
 
@@ -131,8 +131,20 @@ def revise_request(text: AnalysedText, tokens: list[str], pair: dict, chat: bool
     return BASE_REVISE.format(sentence=detokenize(tokens), alt=alt, answer=answer)
 
 
-def revision(completion: str | None, chat: bool, original: list[str]) -> tuple[list[str] | None, str | None]:
-    """(the revised sentence's tokens, None) or (None, why the answer is not a revision)."""
+def content_words(tokens) -> set[str]:
+    return {t.lower() for t in tokens if any(c.isalnum() for c in t) and t.lower() not in STOP}
+
+
+def kept_words(tokens: list[str], pair: dict) -> set[str]:
+    """The content words a revision must mostly keep: the sentence's, less the conflicting answer's."""
+    c = primary_conflict(pair)
+    return content_words(tokens) - content_words((c["a"]["answer"] if c else "").split())
+
+
+def revision(completion: str | None, chat: bool, original: list[str],
+             keep: set[str] = frozenset()) -> tuple[list[str] | None, str | None]:
+    """(the revised sentence's tokens, None) or (None, why the answer is not a revision); `keep`: content words
+    of which a revision must keep at least half ("keep everything else": "the same." is no revision)."""
     if completion is None:
         return None, "generation_failed"
     sentences = tokenize_sentences(completion.strip().split("\n")[0].strip().strip('"'))
@@ -145,6 +157,8 @@ def revision(completion: str | None, chat: bool, original: list[str]) -> tuple[l
         return None, "non_english"
     if [t.lower() for t in new] == [t.lower() for t in original]:
         return None, "unchanged"
+    if keep and len(keep & content_words(new)) < 0.5 * len(keep):
+        return None, "lost_content"
     return new, None
 
 
@@ -165,7 +179,8 @@ def revise_fixes(flagged: dict, texts: dict, scorer, generator, detector, parser
         accepted = []
         for k, g in zip(todo, gens):
             state[k]["rounds"] = rnd
-            new, why = revision(g.text, generator.chat, state[k]["tokens"])
+            new, why = revision(g.text, generator.chat, state[k]["tokens"],
+                                kept_words(state[k]["pairs"][0]["a_tokens"], state[k]["pairs"][0]))
             if why:
                 refused[why] += 1
             else:
