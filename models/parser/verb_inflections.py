@@ -1,6 +1,6 @@
 """The verb forms a realised question needs (spend -> spent, bear -> bore / borne), without the data
 directory: the Wiktionary inflection table of the QANom resources
-(`qanom-resources/wiktionary/en_verb_inflections.txt`, 21,970 verbs) reduced to the 2,897 rows that the
+(`qanom-resources/wiktionary/en_verb_inflections.txt`, 21,970 verbs) reduced to the 2,893 rows that the
 regular English rules (models/parser/question_templates.py) would get wrong, committed beside this module
 as `verb_inflections.tsv` (stem, 3rd singular, -ing, past, past participle; lower-cased). A parser
 checkpoint trained before this table existed still realises "spent": the table ships with the code, not
