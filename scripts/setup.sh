@@ -8,8 +8,9 @@ python -m pip install -q --upgrade pip
 # torch==2.13.0 is pinned in pyproject.toml: pip takes the CPU wheel on disk, not a CUDA build.
 # mpnet: the five wheels of all-mpnet-base-v2 (the contradiction pair encoder), ~30 s; onnx: ONNX Runtime
 # for benchmarks/encoder_runtimes.py; release: Snakemake, the release pipeline's engine; annotate: FastAPI + Uvicorn
-# for the annotation app (annotate/)
-python -m pip install -q -e ".[dev,mpnet,onnx,release,annotate]"
+# for the annotation app (annotate/); generate: Gemma 3 270M's four GGUF wheels and the OpenAI-compatible server
+# (evaluation.self_contradiction, its tests)
+python -m pip install -q -e ".[dev,mpnet,onnx,release,annotate,generate]"
 # tests/test_consistency_html.py renders the report page in headless Chromium (Playwright drives Debian's build).
 # The evaluation CLIs run under jemalloc (models/memory.py: the consistency CLI's peak RSS 1.91 GB instead of 3.29).
 if { [ ! -x /usr/bin/chromium ] || ! ls /usr/lib/*/libjemalloc.so.2 >/dev/null 2>&1; } && command -v apt-get >/dev/null; then

@@ -15,11 +15,11 @@ from typing import Iterable, Mapping
 
 from models.parser.question_slots import (BE_AUX, BE_FORMS, EMPTY, SLOT_NAMES, is_negated_question,
                                    is_passive_voice, slots_to_question)
+from models.parser.verb_inflections import correction, known_form, regular_form
 
 STEM, S3, ING, PAST, PASTPART = "STEM", "S3", "ING", "PAST", "PASTPART"
 CLASSES = (STEM, S3, ING, PAST, PASTPART)
 _HAVE = frozenset({"have", "has", "had", "haven't", "hasn't", "hadn't"})
-_VOWELS = set("aeiou")
 
 
 def inflection_class(slots: Mapping[str, str], verb_form: str | None) -> str:
@@ -48,32 +48,12 @@ def template_of(slots: Mapping[str, str], verb_form: str | None) -> str:
 
 
 def inflect(lemma: str, cls: str, table: Mapping[str, Mapping[str, str]] | None = None) -> str:
-    """The verb word of `lemma` in class `cls`: a form seen in training when there is one (irregular
-    verbs), else the regular English rules."""
+    """The verb word of `lemma` in class `cls`: a correction of the Wiktionary table first ("born"), then
+    the form seen in training (a checkpoint's table), then the Wiktionary form of an irregular verb
+    (models/parser/verb_inflections.py: "spent", "written"), then the regular English rules."""
     lemma = (lemma or "").strip().lower() or "do"
-    seen = (table or {}).get(lemma, {}).get(cls)
-    if seen:
-        return seen
-    if cls == STEM:
-        return lemma
-    if cls == S3:
-        if lemma.endswith(("s", "x", "z", "ch", "sh", "o")):
-            return lemma + "es"
-        if lemma.endswith("y") and len(lemma) > 1 and lemma[-2] not in _VOWELS:
-            return lemma[:-1] + "ies"
-        return lemma + "s"
-    if cls == ING:
-        if lemma.endswith("ie"):
-            return lemma[:-2] + "ying"
-        if lemma.endswith("e") and not lemma.endswith(("ee", "ye", "oe")) and len(lemma) > 2:
-            return lemma[:-1] + "ing"
-        return lemma + "ing"
-    # PAST and PASTPART of a regular verb
-    if lemma.endswith("e"):
-        return lemma + "d"
-    if lemma.endswith("y") and len(lemma) > 1 and lemma[-2] not in _VOWELS:
-        return lemma[:-1] + "ied"
-    return lemma + "ed"
+    return (correction(lemma, cls) or (table or {}).get(lemma, {}).get(cls) or known_form(lemma, cls)
+            or regular_form(lemma, cls))
 
 
 def realise(template: str, verb_form: str | None, table: Mapping | None = None) -> dict:
@@ -104,7 +84,7 @@ def build_vocabulary(records: Iterable[Mapping], min_count: int = 2) -> tuple[li
     table: dict = defaultdict(dict)
     for (lemma, cls), words in forms.items():
         word = words.most_common(1)[0][0]
-        if lemma and word != inflect(lemma, cls):  # only what the rules get wrong
+        if lemma and word != inflect(lemma, cls) and not correction(lemma, cls):  # only what the rules get wrong
             table[lemma][cls] = word
     kept = set(templates)
     left_out = Counter({"qas": sum(c for t, c in counts.items() if t not in kept),

@@ -1,0 +1,103 @@
+"""An OpenAI-compatible HTTP server for a causal LM in this process (models/generate/local.py), enough of the
+API for evaluation.self_contradiction and its tests: GET /v1/models, POST /v1/completions (prompt, max_tokens,
+temperature, top_p, seed, stop; `echo` with `logprobs` and max_tokens 0 gives the prompt's token
+log-probabilities) and POST /v1/chat/completions (for a model with a chat template). One request is computed
+at a time. Bound to 127.0.0.1 unless told otherwise.
+
+    python -m models.generate.server --model gemma3_270m --port 8400
+"""
+
+# no `from __future__ import annotations` here: FastAPI reads the handlers' annotations (Request) at runtime
+import argparse
+import threading
+import time
+import uuid
+
+from models.generate.base import sampling
+
+
+def create_app(generator):
+    """The FastAPI app serving `generator` (a LocalGenerator; each request brings its sampling settings)."""
+    from fastapi import FastAPI, HTTPException, Request
+
+    app = FastAPI(title="qasem local LM")
+    lock = threading.Lock()
+    model_id = generator.name.split(":", 1)[-1]
+
+    def settings_of(body: dict):
+        stop = body.get("stop") or ()
+        return sampling(max_new_tokens=body.get("max_tokens") or 16, temperature=body.get("temperature") or 0.0,
+                        top_p=body.get("top_p") or 1.0, seed=body.get("seed") or 0,
+                        stop=(stop,) if isinstance(stop, str) else stop)
+
+    def run(prompt: str, body: dict) -> str:
+        with lock:
+            return generator.complete(prompt, settings_of(body))
+
+    async def json_body(request: Request) -> dict:
+        try:
+            body = await request.json()
+        except ValueError:
+            raise HTTPException(400, "the body is not JSON")
+        if not isinstance(body, dict):
+            raise HTTPException(400, "the body must be a JSON object")
+        return body
+
+    @app.get("/v1/models")
+    def models():
+        return {"object": "list", "data": [{"id": model_id, "object": "model", "owned_by": "local"}]}
+
+    @app.post("/v1/completions")
+    async def completions(request: Request):
+        body = await json_body(request)
+        prompt = body.get("prompt")
+        prompts = [prompt] if isinstance(prompt, str) else prompt
+        if not prompts or not all(isinstance(p, str) for p in prompts):
+            raise HTTPException(400, "prompt must be a string or a list of strings")
+        choices = []
+        for i, p in enumerate(prompts):
+            if body.get("echo") and not body.get("max_tokens"):
+                with lock:
+                    values = generator.token_logprobs(p)
+                choices.append({"index": i, "text": p, "finish_reason": "length",
+                                "logprobs": {"token_logprobs": [None, *values]}})
+            else:
+                choices.append({"index": i, "text": run(p, body), "finish_reason": "stop", "logprobs": None})
+        return {"id": f"cmpl-{uuid.uuid4().hex}", "object": "text_completion", "created": int(time.time()),
+                "model": model_id, "choices": choices}
+
+    @app.post("/v1/chat/completions")
+    async def chat(request: Request):
+        body = await json_body(request)
+        if not generator.chat:
+            raise HTTPException(400, f"{model_id} is a base model without a chat template: use /v1/completions")
+        messages = body.get("messages") or []
+        user = [m.get("content") for m in messages if isinstance(m, dict) and m.get("role") == "user"]
+        if not user or not isinstance(user[-1], str):
+            raise HTTPException(400, "messages must hold a user message with string content")
+        text = run(user[-1], body)
+        return {"id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion", "created": int(time.time()),
+                "model": model_id,
+                "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}]}
+
+    return app
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description="Serve a causal LM with an OpenAI-compatible API")
+    parser.add_argument("--model", default="gemma3_270m", help="a model name, folder, Hub id or .gguf file")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8400)
+    parser.add_argument("--chat", choices=["auto", "true", "false"], default="auto")
+    args = parser.parse_args(argv)
+    import uvicorn
+
+    from models.generate.local import LocalGenerator
+
+    chat = None if args.chat == "auto" else args.chat == "true"
+    app = create_app(LocalGenerator(args.model, chat=chat))
+    uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+
+
+if __name__ == "__main__":
+    main()

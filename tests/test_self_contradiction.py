@@ -1,0 +1,211 @@
+"""The self-contradiction loop's logic (models/self_contradiction), with the scripted detector and parser of
+tests/test_contradiction.py standing in for trained models: pairs within a text, trigger requests and the
+reasons an alternative is refused, delete mitigation (an adjunct removed, a core argument or a sentence-level
+conflict dropped, an unflagged sentence never touched), the measures, the release resolution and the input
+readers. The real models and the real language model run in tests/test_self_contradiction_e2e.py."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from models.generate.base import Generation
+from models.self_contradiction.components import ReleaseConfigError, model_paths
+from models.self_contradiction.detect import ContradictionScorer, within_text_pairs
+from models.self_contradiction.loop import LoopSettings, complete_sentences, self_contradiction_loop
+from models.self_contradiction.mitigate import delete_spans, removable
+from models.self_contradiction.texts import analyse_texts
+from models.self_contradiction.trigger import TriggerSettings, alternative, requests_for, withheld_qas
+from test_contradiction import MODELS
+
+DETECTOR, PARSER, ENTAILMENT, EMBEDDER = MODELS
+
+
+def scorer():
+    from models.contradiction import ContradictionModel
+
+    model = ContradictionModel(["aligned_numbers_differ"], coef=[4.0], intercept=-2.0, mean=[0.0], std=[1.0])
+    return ContradictionScorer(model, ENTAILMENT, EMBEDDER)
+
+
+TEXT = {"id": "merkel", "prompt": "Please tell me about Merkel",
+        "text": "Merkel joined the CDU in 1990. She was elected in 2005. Merkel joined the CDU in 1985."}
+
+
+def test_pairs_within_a_text_are_the_sentences_whose_qas_align():
+    (t,) = analyse_texts([TEXT], DETECTOR, PARSER)
+    pairs = within_text_pairs(t)
+    assert [(p["sentence"], p["other"]) for p in pairs] == [(2, 0)]  # "elected" shares no predicate
+    (scored,) = scorer().score(pairs)
+    assert scored["decision"] and scored["conflicts"][0]["role"] == "when"
+    assert scored["prefix"] == "Merkel joined the CDU in 1990. She was elected in 2005."
+
+
+def test_delete_removes_the_conflicting_adjunct_and_nothing_else():
+    res = self_contradiction_loop([TEXT], scorer(), DETECTOR, PARSER, None, LoopSettings(mitigation="delete"))
+    (fix,) = res["fixes"]
+    assert (fix.index, fix.action) == (2, "edited") and fix.revised == ["Merkel", "joined", "the", "CDU", "."]
+    assert res["revised"][0].text == "Merkel joined the CDU in 1990. She was elected in 2005. Merkel joined the CDU."
+    m = res["metrics"]
+    assert m["sentences"] == 3 and m["self_contradiction_rate"] == pytest.approx(1 / 3)
+    assert m["mitigation_removed"] == 1.0 and m["sentences_edited"] == 1
+    # 7 QAs are not in conflict (3 + 2 + 2); the edited sentence keeps "who" but the scripted parser reads an
+    # object only before "in", so its "what" is lost
+    assert m["qas_nonconflicting"] == 7 and m["qas_kept"] == 6
+
+
+def test_a_core_conflict_drops_the_sentence_and_none_leaves_the_text_alone():
+    text = {**TEXT, "text": "Merkel joined the CDU in 1990. Merkel joined the SPD in 1990."}
+    core = scorer()
+    core.model.features, core.model.coef = ["aligned_disjoint"], core.model.coef  # disjoint R1 answers flag it
+    res = self_contradiction_loop([text], core, DETECTOR, PARSER, None, LoopSettings(mitigation="delete"))
+    assert [(f.index, f.action) for f in res["fixes"]] == [(1, "dropped")]
+    assert "core argument" in res["fixes"][0].reason
+    assert res["revised"][0].text == "Merkel joined the CDU in 1990."
+    none = self_contradiction_loop([text], core, DETECTOR, PARSER, None, LoopSettings(mitigation="none"))
+    assert none["fixes"] == [] and none["revised"][0].text == "Merkel joined the CDU in 1990. Merkel joined the SPD in 1990."
+    assert none["metrics"]["mitigation_removed"] is None and none["metrics"]["informativeness_kept"] == 1.0
+
+
+def test_delete_spans_tidies_commas_and_capitals():
+    assert delete_spans("In 1815 , Ada was born in London .".split(), [(0, 2)]) == "Ada was born in London .".split()
+    assert delete_spans("Ada was born , in 1815 , in London .".split(), [(4, 6)]) == "Ada was born , in London .".split()
+    assert removable("when") and removable("where_from") and not removable("R1") and not removable("how much")
+    assert removable("R1", "in 1815") and not removable("R0", "in the morning") and not removable("R1", "the CDU")
+
+
+class ScriptedGenerator:
+    """A generator's interface with fixed answers per request ending; `chat` as given."""
+
+    def __init__(self, answers, chat=False):
+        self.answers, self.chat, self.name = answers, chat, "scripted"
+
+    def generate(self, prompts, settings=None):
+        out = []
+        for p in prompts:
+            a = next((v for k, v in self.answers.items() if p.endswith(k)), "")
+            out.append(Generation(None, status="error", error="down") if a is None else Generation(a))
+        return out
+
+    def log_likelihood(self, texts):
+        return [(-2.0 * len(t.split()), len(t.split())) for t in texts]
+
+
+def test_trigger_builds_the_cloze_and_refuses_with_reasons():
+    (t,) = analyse_texts([TEXT], DETECTOR, PARSER)
+    reqs, without = requests_for([t], chat=False, settings=TriggerSettings())
+    assert without == 0
+    # the object is withheld where there is one, else the time
+    assert [(r["cloze"], r["qa"]["role"]) for r in reqs] == [("Merkel joined", "R1"), ("She was elected", "when"),
+                                                             ("Merkel joined", "R1")]
+    assert reqs[2]["request"] == ("Please tell me about Merkel\n\nMerkel joined the CDU in 1990. She was elected in 2005. "
+                                  "Merkel joined")
+    req = {"cloze": "Merkel joined"}
+    assert alternative(req, " the SPD in 1987. She left.", False, "p")[0] == "Merkel joined the SPD in 1987 .".split()
+    assert alternative(req, None, False, "p")[1] == "generation_failed"
+    assert alternative(req, "   ", False, "p")[1] == "empty"
+    assert alternative(req, ".", False, "p")[1] == "empty"
+    assert alternative(req, "Please tell me about Merkel and more", False, "Please tell me about Merkel")[1] == "prompt_echoed"
+    assert alternative(req, " Партию в 1987 году вступила.", False, "p")[1] == "non_english"
+    assert alternative(req, "Merkel joined the SPD. She left.", True, "p")[1] == "several_sentences"
+    assert alternative(req, '"Merkel joined the SPD in 1987."', True, "p")[0][:3] == ["Merkel", "joined", "the"]
+
+
+def test_the_loop_with_a_generator_counts_what_it_refused():
+    gen = ScriptedGenerator({"2005. Merkel joined": " something blue.", "Merkel joined": " the CDU in 1989.",
+                             "She was elected": " in 2003."})
+    res = self_contradiction_loop([TEXT], scorer(), DETECTOR, PARSER, gen, LoopSettings(mitigation="delete"))
+    m = res["metrics"]
+    assert m["pairs"]["trigger"] == 2 and m["alternatives"]["requested"] == 3
+    assert m["alternatives_refused"] == {"different_fact": 1}  # "joined something blue" states no object
+    assert m["self_contradictory_sentences"] == 3  # 0 and 1 against their alternatives, 2 against sentence 0
+    assert m["perplexity_original"] == pytest.approx(7.389, abs=1e-3)
+    down = ScriptedGenerator({"": None})
+    res = self_contradiction_loop([TEXT], scorer(), DETECTOR, PARSER, down, LoopSettings(mitigation="none"))
+    assert res["metrics"]["alternatives_refused"] == {"generation_failed": 3}
+
+
+def test_withheld_qas_prefer_the_object_then_time():
+    qas = [{"role": r, "predicate_index": 1, "answer_span": s} for r, s in
+           [("R0", [0, 1]), ("when", [4, 6]), ("R1", [2, 4])]]
+    assert [q["role"] for q in withheld_qas(qas, "all")] == ["R1", "when"]
+    assert [q["role"] for q in withheld_qas(qas, "main")] == ["R1"]
+
+
+def test_complete_sentences_drops_a_cut_off_tail():
+    assert complete_sentences("He was born in 1815. He was the first king of the Maced") == "He was born in 1815."
+    assert complete_sentences("One sentence.") == "One sentence."
+
+
+def test_the_release_names_the_models_and_a_given_path_wins(tmp_path):
+    from models.release import ReleaseError
+
+    names = ("parser", "detector", "entailment", "contradiction")
+    for name in names:
+        (tmp_path / "m" / "models" / name).mkdir(parents=True)
+    (tmp_path / "m" / "manifest.json").write_text(json.dumps(
+        {"models": {n: {"path": f"models/{n}", "files": {}} for n in names}}))
+    assert model_paths(str(tmp_path / "m"), {})["contradiction"] == str(tmp_path / "m" / "models" / "contradiction")
+    assert model_paths(str(tmp_path / "m"), {"parser": "/elsewhere"})["parser"] == "/elsewhere"
+    (tmp_path / "m" / "models" / "detector").rmdir()
+    with pytest.raises(ReleaseError, match="detector"):
+        model_paths(str(tmp_path / "m"), {})
+    with pytest.raises(ReleaseConfigError, match="release=DIR"):
+        model_paths(None, {"parser": "p"})
+
+
+def test_input_readers_name_bad_lines(tmp_path):
+    from data_prep.records import DataFormatError
+    from evaluation.self_contradiction_inputs import read_prompts, read_texts, read_topics
+
+    f = tmp_path / "texts.jsonl"
+    f.write_text('{"id": "a", "prompt": "p", "text": "t"}\nnot json\n{"id": "a", "text": "u"}\n{"text": 3}\n')
+    with pytest.raises(DataFormatError) as err:
+        read_texts(f)
+    assert f"{f}:2: not valid JSON" in str(err.value) and f"{f}:3: id 'a' repeats" in str(err.value)
+    assert f"{f}:4: expected an object" in str(err.value)
+    topics = tmp_path / "topics.txt"
+    topics.write_text("Ada Lovelace\n\n# a comment\nAlexander the Great\n")
+    rows, skipped = read_topics(topics)
+    assert [r["prompt"] for r in rows] == ["Please tell me about Ada Lovelace", "Please tell me about Alexander the Great"]
+    assert skipped == {"blank_or_comment": 2}
+    pairs = tmp_path / "pairs.jsonl"
+    pairs.write_text('{"prompt": "P1", "orig": "a"}\n{"prompt": "P1"}\n{"prompt": "P2"}\n')
+    rows, skipped = read_prompts(pairs)
+    assert [r["prompt"] for r in rows] == ["P1", "P2"] and skipped == {"repeated_prompt": 1}
+
+
+def test_a_repeated_sentence_reuses_its_first_alternative():
+    text = {**TEXT, "text": "Merkel joined the CDU in 1990. Merkel joined the CDU in 1990. She was elected in 2005."}
+    asked = []
+
+    class Counting(ScriptedGenerator):
+        def generate(self, prompts, settings=None):
+            asked.extend(prompts)
+            return super().generate(prompts, settings)
+
+    gen = Counting({"Merkel joined": " the CDU in 1989.", "She was elected": " in 2003."})
+    res = self_contradiction_loop([text], scorer(), DETECTOR, PARSER, gen, LoopSettings(mitigation="delete"))
+    a = res["metrics"]["alternatives"]
+    assert a["requested"] == 3 and a["asked"] == 2 and a["reused_for_repeated_sentences"] == 1
+    # both copies are judged against the same alternative, and both are mitigated
+    assert res["metrics"]["self_contradictory_sentences"] == 3
+    assert [f.action for f in res["fixes"]] == ["edited", "edited", "edited"]
+
+
+def test_perplexity_skips_empty_texts_without_shifting_the_others():
+    gen = ScriptedGenerator({"": " nothing."})
+    rows = [{"id": "empty", "prompt": "p", "text": ""}, TEXT]
+    res = self_contradiction_loop(rows, scorer(), DETECTOR, PARSER, gen, LoopSettings(mitigation="delete"))
+    assert res["metrics"]["perplexity_original"] == pytest.approx(7.389, abs=1e-3)
+    assert res["metrics"]["perplexity_revised"] == pytest.approx(7.389, abs=1e-3)
+
+
+def test_a_revision_must_keep_the_rest_of_the_sentence():
+    from models.self_contradiction.mitigate import revision
+
+    original = "Ballance is a small town with a population of 1,000 people .".split()
+    keep = {"ballance", "is", "small", "town", "population"}
+    assert revision("the same.", False, original, keep) == (None, "lost_content")
+    assert revision("Ballance is a small town.", False, original, keep)[0] == "Ballance is a small town .".split()
+    assert revision("Ballance is a small town with a population of 1,000 people.", False, original, keep)[1] == "unchanged"

@@ -1,0 +1,144 @@
+"""evaluation.self_contradiction end to end with the real local language model (Gemma 3 270M, the generate
+extra): once through a real OpenAI-compatible HTTP server on 127.0.0.1 (models/generate/server.py, started and
+stopped here) and once in process. The scorer is a tiny release of real checkpoint kinds with random weights
+(tests/self_contradiction_helpers.py), so the tests check the loop, its files and its guarantees, not figures."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import requests
+
+from parser_helpers import compose_cfg
+from self_contradiction_helpers import tiny_release
+
+ROOT = Path(__file__).resolve().parents[1]
+SECRET = "sk-test-SECRET-9876"
+SMALL = ["generator.max_new_tokens=32", "trigger.sampling.max_new_tokens=8", "revise.sampling.max_new_tokens=12",
+         "revise.rounds=2"]
+
+
+@pytest.fixture(scope="module")
+def release(tmp_path_factory):
+    return tiny_release(tmp_path_factory.mktemp("release"))
+
+
+@pytest.fixture(scope="module")
+def lm_server():
+    """`python -m models.generate.server` serving gemma3_270m on a free port; stopped after the module."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    proc = subprocess.Popen([sys.executable, "-m", "models.generate.server", "--model", "gemma3_270m", "--port",
+                             str(port)], cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 300  # the first call converts the GGUF (50-90 s); later ones load in seconds
+    try:
+        while True:
+            assert proc.poll() is None, f"the server died: {proc.stderr.read()[-2000:]}"
+            try:
+                if requests.get(f"{url}/v1/models", timeout=2).status_code == 200:
+                    break
+            except requests.ConnectionError:
+                pass
+            assert time.time() < deadline, "the server did not start"
+            time.sleep(0.5)
+        yield url
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+    with pytest.raises(requests.ConnectionError):
+        requests.get(f"{url}/v1/models", timeout=2)
+
+
+def _cli(args, run_dir):
+    return subprocess.run([sys.executable, "-m", "evaluation.self_contradiction", *args, f"hydra.run.dir={run_dir}"],
+                          cwd=ROOT, env={**os.environ, "OMP_NUM_THREADS": "1"}, capture_output=True, text=True, timeout=600)
+
+
+def _check_outputs(d: Path, n_texts: int) -> dict:
+    from data_prep.chatprotect import read_pairs
+
+    for name in ("generations.jsonl", "pairs.jsonl", "revised.jsonl", "metrics.json", "report.html"):
+        assert (d / name).is_file(), name
+    m = json.loads((d / "metrics.json").read_text())
+    for key in ("self_contradiction_rate", "mitigation_removed", "informativeness_kept"):
+        assert m[key] is None or 0.0 <= m[key] <= 1.0, (key, m[key])
+    assert m["texts"] == n_texts and m["sentences"] > 0 and isinstance(m["alternatives_refused"], dict)
+    revised = [json.loads(x) for x in (d / "revised.jsonl").read_text().splitlines()]
+    assert len(revised) == n_texts and all({"id", "text", "revised"} <= set(r) for r in revised)
+    for r in revised:  # a sentence without a detected conflict is never changed
+        changed = {c["sentence"] for c in r["changes"]}
+        assert all(c["pairs"] for c in r["changes"]) and len(changed) <= r["self_contradictory"]
+    if (d / "pairs.jsonl").read_text().strip():
+        pairs = read_pairs(d / "pairs.jsonl")  # the shared ChatProtect format reads back
+        assert all(p["label"] is None for p in pairs)
+    return m
+
+
+def test_the_whole_loop_through_an_http_server(lm_server, release, tmp_path):
+    topics = tmp_path / "topics.txt"
+    topics.write_text("Alexander the Great\n")
+    args = ["generator=openai", f"generator.base_url={lm_server}", "generator.model=gemma3_270m",
+            f"generator.api_key={SECRET}", f"generator.cache_dir={tmp_path / 'cache'}", f"topics={topics}",
+            f"release={release}", "mitigation=revise", *SMALL]
+    out = _cli(args, tmp_path / "D")
+    assert out.returncode == 0, out.stderr[-3000:]
+    m = _check_outputs(tmp_path / "D", 1)
+    gens = [json.loads(x) for x in (tmp_path / "D" / "generations.jsonl").read_text().splitlines()]
+    texts = [g for g in gens if g["kind"] == "text"]
+    assert [g["status"] for g in texts] == ["ok"] and all(g["text"] for g in texts)
+    assert any(g["kind"] == "trigger" for g in gens) and m["alternatives"]["requested"] > 0
+    assert m["perplexity_original"] and m["perplexity_original"] > 1  # the server's echo log-probabilities
+    assert m["generator"].startswith("openai:gemma3_270m@http://127.0.0.1")
+    assert set(m["steps"]) >= {"generate", "parse", "trigger", "detect", "mitigate"}
+    # the key given on the command line never reaches a file the run wrote (log, .hydra/, report, metrics)
+    said = out.stdout + out.stderr
+    files = [p for p in (tmp_path / "D").rglob("*") if p.is_file()]
+    assert SECRET not in said and not [p for p in files if SECRET in p.read_text(errors="replace")]
+    assert "***" in (tmp_path / "D" / ".hydra" / "overrides.yaml").read_text()
+    # a rerun costs nothing: every answer comes from the cache
+    again = _cli(args, tmp_path / "D2")
+    assert again.returncode == 0, again.stderr[-3000:]
+    m2 = json.loads((tmp_path / "D2" / "metrics.json").read_text())
+    assert m2["cache"]["misses"] == 0 and m2["cache"]["hits"] > 0
+    assert (tmp_path / "D2" / "revised.jsonl").read_text() == (tmp_path / "D" / "revised.jsonl").read_text()
+
+
+def test_the_same_loop_in_process_escapes_the_page(release, tmp_path):
+    from evaluation.self_contradiction import run
+
+    texts = tmp_path / "texts.jsonl"
+    rows = [{"id": "ada<b>", "prompt": "Please tell me about <script>alert(1)</script>",
+             "text": "Ada Lovelace was born in London in 1815. She was born in Paris in 1816 <script>alert(2)</script>. "
+                     "She spent her youth in Surrey."},
+            {"id": "empty", "prompt": "Please tell me about nothing", "text": ""}]
+    texts.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    cfg = compose_cfg("eval_self_contradiction", ["generator=gemma3_270m", f"generator.cache_dir={tmp_path / 'cache'}",
+                                                  f"texts={texts}", f"release={release}", "mitigation=delete", *SMALL])
+    m = run(cfg, tmp_path / "D")
+    _check_outputs(tmp_path / "D", 2)
+    assert m["sentences"] == 3 and m["generator"] == "local:gemma3_270m" and "weak base model" in m["note"]
+    page = (tmp_path / "D" / "report.html").read_text()
+    assert "<script" not in page and "&lt;script&gt;" in page and 'data-id="ada&lt;b&gt;"' in page
+
+
+def test_bad_input_stops_before_any_model_loads(tmp_path):
+    bad = tmp_path / "texts.jsonl"
+    bad.write_text('{"id": "a", "text": "fine"}\n{"id": 1, "text": 5}\n')
+    out = _cli([f"texts={bad}", "release=/nonexistent"], tmp_path / "D")
+    said = out.stdout + out.stderr
+    assert out.returncode == 1 and f"{bad}:2: expected an object" in said and "Traceback" not in said
+    out = _cli([f"texts={tmp_path / 'missing.jsonl'}"], tmp_path / "D2")
+    assert out.returncode == 1 and "file not found" in out.stdout + out.stderr
+    ok = tmp_path / "ok.jsonl"
+    ok.write_text('{"id": "a", "text": "fine"}\n')
+    out = _cli([f"texts={ok}", "mitigation=revise"], tmp_path / "D3")
+    assert out.returncode == 1 and "needs a generator" in out.stdout + out.stderr
