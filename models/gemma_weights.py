@@ -11,12 +11,13 @@ The cache is $QASEM_CACHE_DIR (default ~/.cache/qasem)/gemma-3-270m. The model n
 """
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import importlib.metadata as metadata
 import os
 import tempfile
 from pathlib import Path
+
+from models.built_once import COMPLETE, built_once
 
 from models.mpnet_weights import cache_root
 
@@ -26,7 +27,6 @@ SIZE = 253_113_024
 SHA256 = "a5fd3b62230aa5ec60212297dc9d20eaa70578ac519e00d93a17e44c087a6818"
 FOLDER = "gemma-3-270m"
 REQUIRED = ("config.json", "model.safetensors", "tokenizer_config.json")
-COMPLETE = ".complete"  # written last inside the scratch folder: a cache folder without it is not ours
 INSTALL = 'pip install -e ".[generate]"'
 
 
@@ -116,15 +116,4 @@ def assemble(parts: list[Path], target: Path, build=convert) -> Path:
 
 def gemma_path() -> str:
     """The converted model folder, built on first use (a lock keeps two processes from both building)."""
-    target = cache_root() / FOLDER
-    if (target / COMPLETE).exists():
-        return str(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target.parent / f".{FOLDER}.lock", "a+") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if (target / COMPLETE).exists():  # built by the process that held the lock before us
-            return str(target)
-        if target.exists():  # not ours, or left by an older layout: never half-trust it
-            raise GemmaWeightsError(f"{target} exists but is not a complete assembly (no {COMPLETE}); remove it")
-        assemble(gguf_parts(), target)
-    return str(target)
+    return built_once(cache_root() / FOLDER, lambda target: assemble(gguf_parts(), target), GemmaWeightsError)

