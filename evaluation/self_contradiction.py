@@ -178,4 +178,7 @@ def main(cfg: DictConfig) -> None:
 
 
 if __name__ == "__main__":
+    from models.memory import use_jemalloc
+
+    use_jemalloc()  # before anything allocates: RSS held down on long runs (models/memory.py)
     main()
