@@ -51,4 +51,17 @@ def tiny_release(folder: Path, seed: int = 0) -> Path:
                                         "intercept": -2.0, "mean": [0.0], "std": [1.0]})
     ContradictionModel(["aligned_disjoint", "aligned_numbers_differ"], coef=[2.0, 2.0], intercept=-1.0,
                        mean=[0.0, 0.0], std=[1.0, 1.0], threshold=0.5).save(folder / "contradiction")
+    write_manifest(folder)
     return folder
+
+
+def write_manifest(folder: Path) -> None:
+    """manifest.json as bash scripts/release.sh writes it: each model's folder and its files' sha256."""
+    from data_prep.checksums import sha256_of
+
+    models = {}
+    for name in ("parser", "detector", "entailment", "contradiction"):
+        files = sorted(p for p in (folder / name).rglob("*") if p.is_file())
+        models[name] = {"path": name, "files": {str(p.relative_to(folder)): {"sha256": sha256_of(p), "size": p.stat().st_size}
+                                                for p in files}}
+    (folder / "manifest.json").write_text(json.dumps({"profile": "test", "models": models}))

@@ -161,10 +161,17 @@ def test_plain_pairs_become_annotation_items_parsed_by_the_release(release):
     from models.consistency import ConsistencyPipeline
 
     pairs = ROOT / "examples" / "consistency" / "pairs.jsonl"
-    ids = [json.loads(line)["id"] for line in pairs.read_text().splitlines()]
-    items = load_tasks(pairs, parse=ConsistencyPipeline.from_pretrained(str(release)).run)
-    got = [i["item_id"] for i in items]  # in file order; "empty" has no generated text, so nothing to ask
-    assert got and got == [f"report:{i}" for i in ids if f"report:{i}" in got] and "report:empty" not in got
-    assert all(q["suggestion"] is not None for i in items for q in i["qas"]) and items[0]["reference"]
+    rows = [json.loads(line) for line in pairs.read_text().splitlines()]
+    parse = ConsistencyPipeline.from_pretrained(str(release)).run
+    # tiny random models may find no QA at all: then there is nothing to annotate, and the file says so
+    with_qas = [f"report:{r['id']}" for r in parse(rows) if r["n_qas"]]
+    if with_qas:
+        items = load_tasks(pairs, parse=parse)
+        got = [i["item_id"] for i in items]  # in file order, ids from the pairs (a report whose QAs have no span is left out)
+        assert got and got == [x for x in with_qas if x in got]
+        assert all(q["suggestion"] is not None for i in items for q in i["qas"]) and items[0]["reference"]
+    else:
+        with pytest.raises(TaskFileError, match="no items"):
+            load_tasks(pairs, parse=parse)
     with pytest.raises(TaskFileError, match="pairs.jsonl:1: a plain pair .* give release=DIR"):
         load_tasks(pairs)
