@@ -12,12 +12,11 @@ The cache is $QASEM_CACHE_DIR (default ~/.cache/qasem)/gemma-3-270m. The model n
 from __future__ import annotations
 
 import hashlib
-import importlib.metadata as metadata
 import os
 import tempfile
 from pathlib import Path
 
-from models.built_once import COMPLETE, built_once
+from models.built_once import COMPLETE, built_once, wheel_pieces
 
 from models.mpnet_weights import cache_root
 
@@ -36,22 +35,7 @@ class GemmaWeightsError(RuntimeError):
 
 def gguf_parts(packages=PACKAGES) -> list[Path]:
     """The installed GGUF pieces, in order; a clear error naming the packages that are missing."""
-    parts, missing = [], []
-    for i, name in enumerate(packages):
-        try:
-            files = metadata.distribution(name).files or []
-        except metadata.PackageNotFoundError:
-            missing.append(name)
-            continue
-        piece = [f for f in files if f.name.endswith(f".gguf.part{i:02d}")]
-        if not piece or not Path(piece[0].locate()).exists():
-            raise GemmaWeightsError(f"package {name} is installed but its piece *.gguf.part{i:02d} is missing; "
-                                    f"reinstall it ({INSTALL})")
-        parts.append(Path(piece[0].locate()))
-    if missing:
-        raise GemmaWeightsError(f"the gemma3_270m model needs the packages {', '.join(missing)} "
-                                f"(of {', '.join(packages)}); install them with {INSTALL}")
-    return parts
+    return wheel_pieces(packages, lambda k: f".gguf.part{k:02d}", "gemma3_270m", INSTALL, GemmaWeightsError)
 
 
 def join_checked(parts: list[Path], out: Path, size: int = SIZE, sha256: str = SHA256) -> Path:

