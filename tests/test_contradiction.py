@@ -157,6 +157,9 @@ def test_train_then_evaluate_end_to_end(tmp_path, scripted):
     assert metrics["scored"] == 20 and metrics["statuses"] == {"ok": 20, "no_predicate": 1}
     assert (tmp_path / "R" / "contradiction" / "contradiction.json").exists()
     assert metrics["chosen"]["cv"]["recall"] > 0.5
+    saved = json.loads((tmp_path / "R" / "contradiction" / "contradiction.json").read_text())
+    assert saved["threshold"] == metrics["chosen"]["threshold"]  # the threshold cv.threshold_rule chose is the one shipped
+    assert metrics["chosen"]["threshold_rule"]["rule"] in ("pooled", "weighted", "platt", "rate", "human")
 
     out = tmp_path / "D"
     summary = run(compose_cfg("eval_contradiction", [*ckpt, f"contradiction={tmp_path / 'R' / 'contradiction'}",

@@ -48,6 +48,7 @@ from train.contradiction.gate import choose_gate
 from train.contradiction.grid import nested_selection, report_by_generator, search, synthetic_only_grid
 from train.contradiction.inputs import analysed, read_labelled, read_synthetic
 from train.contradiction.publish import publish
+from train.contradiction.threshold import check_human, choose_threshold
 
 log = logging.getLogger(__name__)
 
@@ -65,6 +66,7 @@ def train(cfg: DictConfig, run_dir: Path) -> dict:
     syn = cfg.get("synthetic") or {}
     syn_pairs, syn_info = read_synthetic(cfg) if syn.get("enabled") else ([], {})  # a missing file stops here, before any model
     names = feature_sets(cfg, with_encoder, with_alignment)
+    rules, human = threshold_rules(cfg, pairs, sel_files)  # a rule needing human labels and finding none stops here
     run_dir.mkdir(parents=True, exist_ok=True)
     final_encoder, enc_info = None, {}
     if with_encoder:  # first: the parse below may come from a cache that another run fills meanwhile
@@ -113,6 +115,7 @@ def train(cfg: DictConfig, run_dir: Path) -> dict:
     grid, best, chosen_cell = search(cfg, names, rows, labels_all, groups_all, usable, on_all, by_file,
                                      (syn_rows, syn_labels, weights))
     best_idx, best_oof = chosen_cell["idx"], chosen_cell["oof"]
+    best = apply_threshold_rule(cfg, rules, best, best_idx, best_oof, labels_all, human, groups_all, on_all, by_file)
     nested = nested_selection(cfg, names, rows, labels_all, groups_all, usable) if cfg.cv.get("nested", True) else None
     ok = usable(FEATURE_SETS[best["feature_set"]])
     ok_rows, labels = [rows[i] for i in ok], labels_all[ok]
@@ -155,6 +158,37 @@ def train(cfg: DictConfig, run_dir: Path) -> dict:
              best["feature_set"], best["C"], best["synthetic_weight"], best["cv"]["f1"], best["cv"]["precision"],
              best["cv"]["recall"], best["threshold"], {k: round(v["f1"], 3) for k, v in best["cv_by_file"].items()})
     return metrics
+
+
+def threshold_rules(cfg: DictConfig, pairs: list[dict], sel_files: list) -> tuple:
+    """(cv.threshold_rule as a rule or a list, which selection pairs carry human labels)."""
+    rule = cfg.cv.get("threshold_rule") or "pooled"
+    rules = [str(r) for r in rule] if OmegaConf.is_list(rule) else str(rule)
+    human_files = [str(f) for f in (cfg.selection.get("human_files") or [cfg.data.train_file])]
+    resolved = {str(Path(hydra.utils.to_absolute_path(f)).resolve()) for f in human_files}
+    human = np.array([str(Path(hydra.utils.to_absolute_path(p["file"])).resolve()) in resolved for p in pairs], bool)
+    check_human(rules, human, [str(cfg.data.train_file), *map(str, sel_files)], human_files)
+    return rules, human
+
+
+def apply_threshold_rule(cfg, rules, best: dict, idx, oof, labels_all, human, groups_all, on_all, by_file) -> dict:
+    """The chosen cell with its threshold from cv.threshold_rule (train/contradiction/threshold.py) and its
+    CV figures at that threshold; the pooled-F1 threshold the grid used stays as `pooled_threshold`.
+    Every pair takes part: an unscored one with P 0, never flagged, as in the CV's figures."""
+    p = np.zeros(len(labels_all))
+    p[idx] = oof
+    chosen = choose_threshold(rules, p, labels_all, human, groups_all, int(cfg.cv.folds),
+                              int(cfg.cv.get("threshold_repeats", 10)), int(cfg.seed))
+    t = chosen["threshold"]
+    out = {**best, "pooled_threshold": best["threshold"], "threshold": t, "threshold_rule": chosen,
+           "cv": on_all(idx, oof, t), "cv_by_file": by_file(idx, oof, t)}
+    for r, v in chosen["by_rule"].items():
+        if "f1_mean" in v:
+            log.info("threshold rule %-8s %.3f: held-out human F1 %.3f ± %.3f over refolds (± %.3f over prompts), "
+                     "P %.3f / R %.3f", r, v["threshold"], v["f1_mean"], v["f1_sd"], v["f1_se_prompts"],
+                     v["precision_mean"], v["recall_mean"])
+    log.info("cv.threshold_rule=%s: threshold %.3f (pooled F1's %.3f)", chosen["rule"], t, best["threshold"])
+    return out
 
 
 def baselines_cv(rows, labels_all, on_all, by_file) -> tuple[dict, float | None, float | None]:
