@@ -5,7 +5,7 @@
 
 pairs: ChatProtect-style JSONL ({id, prefix, orig, alt, label?}). a / b: two texts (two samples for
 one prompt): every sentence of a is paired with every sentence of b that shares a predicate.
-Writes D/predictions.jsonl (per pair: id, status, p_contradiction, decision, the conflicting QA
+Writes D/predictions.jsonl (per pair: id, status, p_contradiction, decision, label, the conflicting QA
 pairs with their spans), D/metrics.json when the pairs have labels ({precision, recall, f1, n,
 positives, threshold}, plus the baselines, statuses and pairs/s), and D/report.html.
 A pair without a score (empty sentence, no predicate, non-Latin script) has p_contradiction null
@@ -169,6 +169,9 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
         explain_flagged(rows, probs, threshold, pairs if pairs is not None else pairs_in, models)
     seconds = time.perf_counter() - start
     preds = [prediction(r, p, threshold, model.basis(r)) for r, p in zip(rows, probs)]
+    if pairs is not None:  # the gold label beside each decision (null where the file has none)
+        for pred, pair in zip(preds, pairs):
+            pred["label"] = pair["label"]
     run_dir.mkdir(parents=True, exist_ok=True)
     with (run_dir / "predictions.jsonl").open("w", encoding="utf-8") as f:
         for p in preds:

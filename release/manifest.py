@@ -60,12 +60,21 @@ def _read(path: Path) -> dict:
     return json.loads(path.read_text())
 
 
+def seeds_summary(release: Path) -> dict | None:
+    """release/seeds.py's summary when the profile trained more seeds of the contradiction recipe."""
+    path = release / "eval" / "contradiction_seeds" / "metrics.json"
+    return json.loads(path.read_text()) if path.exists() else None
+
+
 def test_metrics(release: Path) -> dict:
-    """The contract's figures (fractions), from eval/<name>/metrics.json."""
+    """The contract's figures (fractions), from eval/<name>/metrics.json; with several seeds of the
+    contradiction recipe, the shipped seed's figures and `seeds` (each seed's, the mean and sd)."""
     ev = release / "eval"
     parser = _read(ev / "parser" / "metrics.json")
     entail = _read(ev / "entailment" / "metrics.json")
-    contra = _read(ev / "contradiction" / "metrics.json")
+    seeds = seeds_summary(release)
+    contra_dir = release / seeds["seeds"][str(seeds["shipped_seed"])]["evaluation"] if seeds else ev / "contradiction"
+    contra = _read(contra_dir / "metrics.json")
     bench = _read(ev / "consistency_benchmark" / "metrics.json")
     decomp = _read(ev / "decomp_score" / "metrics.json")
     copula = _read(ev / "copula" / "metrics.json")
@@ -74,7 +83,8 @@ def test_metrics(release: Path) -> dict:
         "parser": {s: {"ua_f1": parser[s]["ua"]["f1"], "la_f1": parser[s]["la"]["f1"], "predicates": parser[s]["ua"].get("n")}
                    for s in ("qasrl-gs", "qanom") if s in parser},
         "entailment": {d: {"bacc": entail[d]["bacc"], "auc": entail[d]["auc"]} for d in ENTAILMENT_SETS if d in entail},
-        "contradiction": {k: contra.get(k) for k in ("precision", "recall", "f1", "auc", "n")},
+        "contradiction": {**{k: contra.get(k) for k in ("precision", "recall", "f1", "auc", "n")},
+                          **({"seeds": seeds} if seeds else {})},
         "consistency_benchmark": {"pearson": ours["overall"]["pearson"], "spearman": ours["overall"]["spearman"],
                                   "benchmark_qas_pearson": bench["benchmark_qas"]["overall"]["pearson"],
                                   "by_dataset": {d: {"pearson": v.get("pearson")} for d, v in ours.items() if d != "overall"}},
@@ -103,8 +113,13 @@ def build_manifest(release: Path, profile: str, data_dir: Path, repo: Path) -> d
     for path in sorted((release / STAGES_DIR).glob("*.json")):
         s = json.loads(path.read_text())
         stages[path.stem] = {k: s.get(k) for k in ("command", "config", "wall_s", "peak_rss_mb", "finished")}
-    models = {}
-    for name, (stage, folder) in MODEL_FOLDERS.items():
+    models, seeds = {}, seeds_summary(release)
+    folders = dict(MODEL_FOLDERS)
+    if seeds:  # the shipped contradiction scorer is the seed nearest the mean (release/seeds.py)
+        run = seeds["seeds"][str(seeds["shipped_seed"])]["run"]
+        folders["contradiction"] = ("contradiction" if run == "runs/contradiction" else f"contradiction_seed{seeds['shipped_seed']}",
+                                    seeds["shipped_model"])
+    for name, (stage, folder) in folders.items():
         files = json.loads((release / STAGES_DIR / f"{stage}.json").read_text())["files"]
         models[name] = {"path": folder, "files": {rel: {"sha256": e["sha256"], "size": e["size"]}
                                                   for rel, e in files.items() if rel.startswith(folder + "/")}}
@@ -114,7 +129,9 @@ def build_manifest(release: Path, profile: str, data_dir: Path, repo: Path) -> d
             "models": models, "metrics": test_metrics(release),
             "metrics_source": {"parser": "eval/parser (QA-SRL GS and QANom test, UA / LA F1, IOU >= 0.3)",
                                "entailment": "eval/entailment (QASemConsistency test, BAcc at 0.5, ROC AUC)",
-                               "contradiction": "eval/contradiction (ChatProtect test pairs, contradiction class)",
+                               "contradiction": "eval/contradiction (ChatProtect test pairs, contradiction class); with "
+                                                "several seeds, the shipped seed's eval/contradiction_seedS and seeds: "
+                                                "eval/contradiction_seeds",
                                "consistency_benchmark": "eval/consistency_benchmark (response-level correlation with the "
                                                         "human score, our detector + parser's QAs)",
                                "decomp_score": "eval/decomp_score (QA-SRL GS test sentences)",

@@ -19,7 +19,8 @@ pytestmark = pytest.mark.slow  # about 3 minutes on 2 cores: every stage is a pr
 
 PROFILE_STAGES = {"data", "parser", "detector", "entailment", "encoder_fold0", "encoder_fold1", "contradiction",
                   "eval_parser", "eval_entailment", "eval_contradiction", "eval_consistency_benchmark",
-                  "eval_decomp_score", "eval_copula"}
+                  "eval_decomp_score", "eval_copula", "encoder_fold0_seed14", "encoder_fold1_seed14", "contradiction_seed14",
+                  "eval_contradiction_seed14", "contradiction_seeds"}
 
 
 def run_release(release: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -59,6 +60,21 @@ def test_the_manifest_holds_the_contract(release):
     for name, model in m["models"].items():
         assert model["files"] and all((release / f).is_file() for f in model["files"]), name
     assert "qasem-consistency/test.jsonl" in m["data_sha256"] and (release / "README.md").read_text().startswith("---")
+
+
+def test_the_seeds_give_a_mean_and_the_shipped_model_is_the_seed_nearest_it(release):
+    from release.readme_table import table
+
+    m = json.loads((release / "manifest.json").read_text())
+    seeds = m["metrics"]["contradiction"]["seeds"]
+    assert seeds["n"] == 2 and set(seeds["seeds"]) == {"13", "14"}
+    f1 = {s: v["f1"] for s, v in seeds["seeds"].items()}
+    assert min(f1.values()) <= seeds["f1_mean"] <= max(f1.values())
+    shipped = seeds["seeds"][str(seeds["shipped_seed"])]
+    assert m["metrics"]["contradiction"]["f1"] == shipped["f1"] and m["models"]["contradiction"]["path"] == shipped["model"]
+    assert all(v["threshold_rule"] in ("pooled", "weighted", "platt", "rate", "human") for v in seeds["seeds"].values())
+    assert "seed14" in m["stages"]["encoder_fold0_seed14"]["command"] and "seed=14" in m["stages"]["contradiction_seed14"]["command"]
+    assert "mean ± sd of 2 seeds" in table(m)
 
 
 def test_a_rerun_trains_nothing(release):
