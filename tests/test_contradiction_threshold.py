@@ -63,6 +63,22 @@ def test_held_out_scoring_never_reads_the_held_out_prompts():
     assert held_out_human("human", p, y, human, groups, repeats=3)["f1_mean"] < in_sample
 
 
+def test_platt_calibrates_on_the_scored_pairs_only():
+    """Unscored pairs carry P 0 (never flagged); fitted as if the model gave them P 0 they would bend the
+    calibration. A model that leaves a third of the human pairs unscored keeps its Platt threshold."""
+    p, y, human, groups = _mixed(4)
+    t = rule_threshold("platt", p, y, human)
+    extra = 300  # unscored human pairs, a quarter of them contradictions
+    p2 = np.concatenate([p, np.zeros(extra)])
+    y2 = np.concatenate([y, (np.arange(extra) % 4 == 0).astype(int)])
+    h2, s2 = np.concatenate([human, np.ones(extra, bool)]), np.concatenate([np.ones(len(p), bool), np.zeros(extra, bool)])
+    assert rule_threshold("platt", p2, y2, h2, s2) == pytest.approx(t, abs=0.02)
+    with pytest.raises(ValueError, match="not increasing"):  # fitted on them, P 0 would look like 25 % contradictions
+        rule_threshold("platt", p2, y2, h2)
+    g2 = groups + [f"u{i // 20}" for i in range(extra)]
+    assert choose_threshold(["platt", "pooled"], p2, y2, h2, g2, repeats=2, scored=s2)["by_rule"]["platt"]["f1_mean"] > 0
+
+
 def test_rate_flags_the_human_rate_and_platt_maximises_expected_f1():
     p, y, human, groups = _mixed(2)
     t = rule_threshold("rate", p, y, human)

@@ -175,10 +175,10 @@ def apply_threshold_rule(cfg, rules, best: dict, idx, oof, labels_all, human, gr
     """The chosen cell with its threshold from cv.threshold_rule (train/contradiction/threshold.py) and its
     CV figures at that threshold; the pooled-F1 threshold the grid used stays as `pooled_threshold`.
     Every pair takes part: an unscored one with P 0, never flagged, as in the CV's figures."""
-    p = np.zeros(len(labels_all))
-    p[idx] = oof
+    p, scored = np.zeros(len(labels_all)), np.zeros(len(labels_all), bool)
+    p[idx], scored[idx] = oof, True
     chosen = choose_threshold(rules, p, labels_all, human, groups_all, int(cfg.cv.folds),
-                              int(cfg.cv.get("threshold_repeats", 10)), int(cfg.seed))
+                              int(cfg.cv.get("threshold_repeats", 10)), int(cfg.seed), scored)
     t = chosen["threshold"]
     out = {**best, "pooled_threshold": best["threshold"], "threshold": t, "threshold_rule": chosen,
            "cv": on_all(idx, oof, t), "cv_by_file": by_file(idx, oof, t)}

@@ -46,9 +46,11 @@ def expected_f1_threshold(q: np.ndarray) -> float:
     return float((order[k] + order[k + 1]) / 2) if k + 1 < len(order) else float(order[k] - 1e-6)
 
 
-def rule_threshold(rule: str, p: np.ndarray, labels: np.ndarray, human: np.ndarray) -> float:
-    """The threshold `rule` reads off scores p with labels; human marks the human-labelled rows."""
+def rule_threshold(rule: str, p: np.ndarray, labels: np.ndarray, human: np.ndarray, scored=None) -> float:
+    """The threshold `rule` reads off scores p with labels; human marks the human-labelled rows, scored the
+    rows with a score (the others carry P 0 and are never flagged; Platt calibrates on scored rows only)."""
     p, labels, human = np.asarray(p, float), np.asarray(labels, int), np.asarray(human, bool)
+    scored = np.ones(len(p), bool) if scored is None else np.asarray(scored, bool)
     if rule not in RULES:
         raise ValueError(f"cv.threshold_rule={rule}: one of {RULES}")
     if rule == "pooled":
@@ -60,11 +62,11 @@ def rule_threshold(rule: str, p: np.ndarray, labels: np.ndarray, human: np.ndarr
         w = np.where(human, max(n_s, 1) / n_h, 1.0)
         return best_threshold(p, labels, weights=w)[0]
     if rule == "platt":
-        x = _logit(p)[:, None]
-        if len(set(labels[human])) < 2:
-            raise ValueError("cv.threshold_rule=platt: the human-labelled pairs hold one class only")
-        calib = LogisticRegression(C=1e4, max_iter=1000).fit(x[human], labels[human])
-        q = calib.predict_proba(x)[:, 1]
+        x, fit = _logit(p)[:, None], human & scored
+        if len(set(labels[fit])) < 2:
+            raise ValueError("cv.threshold_rule=platt: the scored human-labelled pairs hold one class only")
+        calib = LogisticRegression(C=1e4, max_iter=1000).fit(x[fit], labels[fit])
+        q = np.where(scored, calib.predict_proba(x)[:, 1], 0.0)
         tq = expected_f1_threshold(q)
         # back to the raw score: the smallest p whose calibrated q reaches tq (calibration is monotone)
         slope, icpt = float(calib.coef_[0, 0]), float(calib.intercept_[0])
@@ -86,10 +88,12 @@ def check_human(rule_or_rules, human: np.ndarray, files: list[str], human_files:
                          f"selection files {files} is among selection.human_files {human_files}")
 
 
-def held_out_human(rule: str, p, labels, human, groups, folds: int = 5, repeats: int = 10, seed: int = 0) -> dict:
+def held_out_human(rule: str, p, labels, human, groups, folds: int = 5, repeats: int = 10, seed: int = 0,
+                   scored=None) -> dict:
     """The rule's F1 (and P / R) on the human pairs, each decided by a threshold the rule read without
     its prompt's pairs: grouped CV over the human pairs' prompts, repeated with reshuffled folds."""
     p, labels, human = np.asarray(p, float), np.asarray(labels, int), np.asarray(human, bool)
+    scored = np.ones(len(p), bool) if scored is None else np.asarray(scored, bool)
     h_idx = np.flatnonzero(human)
     h_groups = np.asarray(groups)[h_idx]
     folds = min(folds, len(set(h_groups)), int(labels[h_idx].sum()))
@@ -102,7 +106,7 @@ def held_out_human(rule: str, p, labels, human, groups, folds: int = 5, repeats:
         for tr, te in split.split(h_idx, labels[h_idx], h_groups):
             keep = np.ones(len(p), bool)
             keep[h_idx[te]] = False  # the held-out human prompts are not read
-            t = rule_threshold(rule, p[keep], labels[keep], human[keep])
+            t = rule_threshold(rule, p[keep], labels[keep], human[keep], scored[keep])
             thresholds.append(t)
             decisions[te] = p[h_idx[te]] >= t
         runs.append(binary_prf(labels[h_idx], decisions))
@@ -117,7 +121,8 @@ def held_out_human(rule: str, p, labels, human, groups, folds: int = 5, repeats:
             "folds": folds, "repeats": repeats}
 
 
-def choose_threshold(rules, p, labels, human, groups, folds: int = 5, repeats: int = 10, seed: int = 0) -> dict:
+def choose_threshold(rules, p, labels, human, groups, folds: int = 5, repeats: int = 10, seed: int = 0,
+                     scored=None) -> dict:
     """{rule, threshold (read off every selection pair), by_rule}. by_rule: every rule's threshold and
     held-out human F1, when there are human pairs. One rule: that rule. A list: the best mean held-out
     F1, the first listed on ties."""
@@ -126,12 +131,12 @@ def choose_threshold(rules, p, labels, human, groups, folds: int = 5, repeats: i
     by_rule = {}
     for r in RULES if human.any() else []:
         try:
-            by_rule[r] = {"threshold": rule_threshold(r, p, labels, human),
-                          **held_out_human(r, p, labels, human, groups, folds, repeats, seed)}
+            by_rule[r] = {"threshold": rule_threshold(r, p, labels, human, scored),
+                          **held_out_human(r, p, labels, human, groups, folds, repeats, seed, scored)}
         except ValueError as e:  # e.g. platt where the human pairs (of a fold) hold one class: not a candidate
             by_rule[r] = {"rule": r, "skipped": str(e)}
     chosen = rules[0]
-    scored = [r for r in rules if "f1_mean" in by_rule.get(r, {})]
-    if len(rules) > 1 and scored:
-        chosen = max(scored, key=lambda r: (by_rule[r]["f1_mean"], -rules.index(r)))
-    return {"rule": chosen, "threshold": rule_threshold(chosen, p, labels, human), "by_rule": by_rule}
+    candidates = [r for r in rules if "f1_mean" in by_rule.get(r, {})]
+    if len(rules) > 1 and candidates:
+        chosen = max(candidates, key=lambda r: (by_rule[r]["f1_mean"], -rules.index(r)))
+    return {"rule": chosen, "threshold": rule_threshold(chosen, p, labels, human, scored), "by_rule": by_rule}
