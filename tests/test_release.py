@@ -77,6 +77,14 @@ def test_the_seeds_give_a_mean_and_the_shipped_model_is_the_seed_nearest_it(rele
     assert "mean ± sd of 2 seeds" in table(m)
 
 
+def test_a_seed_added_to_a_finished_release_trains_only_its_own_stages(release):
+    dry = run_release(release, "--dry-run", "--extra-seeds", "15")
+    assert dry.returncode == 0, dry.stderr[-2000:]
+    jobs = dict(line.split()[:2] for line in dry.stdout.split("Job stats:")[1].splitlines()[3:] if line.strip())
+    assert jobs == {"encoder_seed": "2", "contradiction_seed": "1", "evaluate_seed": "1", "contradiction_seeds": "1",
+                    "manifest": "1", "all": "1", "total": "7"}, dry.stdout
+
+
 def test_a_rerun_trains_nothing(release):
     before = stamp_times(release)
     again = run_release(release)
