@@ -80,9 +80,10 @@ def test_the_seeds_give_a_mean_and_the_shipped_model_is_the_seed_nearest_it(rele
 def test_a_seed_added_to_a_finished_release_trains_only_its_own_stages(release):
     dry = run_release(release, "--dry-run", "--extra-seeds", "15")
     assert dry.returncode == 0, dry.stderr[-2000:]
-    jobs = dict(line.split()[:2] for line in dry.stdout.split("Job stats:")[1].splitlines()[3:] if line.strip())
+    table = dry.stdout.split("Job stats:")[1].split("total")[0].splitlines()[3:]  # the rows after the header
+    jobs = dict(line.split()[:2] for line in table if line.strip())
     assert jobs == {"encoder_seed": "2", "contradiction_seed": "1", "evaluate_seed": "1", "contradiction_seeds": "1",
-                    "manifest": "1", "all": "1", "total": "7"}, dry.stdout
+                    "manifest": "1", "all": "1"}, dry.stdout
 
 
 def test_a_rerun_trains_nothing(release):
