@@ -79,5 +79,15 @@ def load_stacked(folder: Path, fmt: dict, batch_size: int | None = None) -> Stac
         structure = ReferenceStructure.from_pretrained(fmt["structure"]["parser"], fmt["structure"]["detector"],
                                                        batch_size or 32, name, embedder_model=shared,
                                                        scope=fmt["structure"].get("scope", "all"))
+    contradiction = None
+    if fmt.get("contradiction"):  # the pair encoders and embedder it was trained with (folders or Hub ids)
+        from models.entailment.contradiction_signal import ContradictionSignal
+
+        c = fmt["contradiction"]
+        same = structure.embedder if structure is not None and structure.embedder is not None and \
+            structure.paths.get("embedder") == c["embedder"] else None  # one embedder in memory, not two
+        contradiction = ContradictionSignal.from_pretrained(c["encoders"], c["embedder"], c["k"], batch_size or 32,
+                                                            embedder_model=same)
     return StackedScorer(fmt["features"], fmt["coef"], fmt["intercept"], fmt["mean"], fmt["std"],
-                         neural=neural, embedding=embedding, threshold=fmt.get("threshold"), structure=structure)
+                         neural=neural, embedding=embedding, threshold=fmt.get("threshold"), structure=structure,
+                         contradiction=contradiction)

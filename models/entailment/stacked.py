@@ -36,7 +36,7 @@ class StackedScorer(Scorer):
     def __init__(self, features: Sequence[str], coef: Sequence[float] | None = None, intercept: float = 0.0,
                  mean: Sequence[float] | None = None, std: Sequence[float] | None = None,
                  neural: Scorer | None = None, embedding: Scorer | None = None, threshold: float | None = None,
-                 structure=None):
+                 structure=None, contradiction=None):
         super().__init__()
         unknown = set(features) - set(STACK_FEATURES)
         if unknown:
@@ -50,7 +50,10 @@ class StackedScorer(Scorer):
             raise ValueError("stacked struct_* features need the reference parser (models.entailment.structure)")
         if set(SIMILARITY_FEATURES) & set(self.features) and structure.embedder is None:
             raise ValueError("stacked struct_*_sim features need the reference structure's sentence embedder")
-        self.structure = structure
+        if "ctr_max" in self.features and contradiction is None:
+            raise ValueError("stacked feature 'ctr_max' needs the contradiction pair encoder "
+                             "(models.entailment.contradiction_signal)")
+        self.structure, self.contradiction = structure, contradiction
         self.coef, self.intercept = list(coef or [0.0] * len(self.features)), float(intercept)
         self.mean = list(mean or [0.0] * len(self.features))
         self.std = list(std or [1.0] * len(self.features))
@@ -83,6 +86,10 @@ class StackedScorer(Scorer):
                 self.stats["structure_fallback_qas"] += int(f["struct_fallback"])
             for k, v in self.structure.stats.items():  # running totals of the structure (set, not added)
                 self.stats[f"structure_{k}"] = v
+        if "ctr_max" in self.features:
+            for r, s in zip(rows, self.contradiction.scores(words, hypotheses)):
+                r["ctr_max"] = s
+            self.stats["contradiction_pairs"] = self.contradiction.pairs_scored
         if "neural" in self.features:
             ns = neural_scores if neural_scores is not None else self.neural.score(premise, hypotheses, answers)
             for r, s in zip(rows, ns):
@@ -137,4 +144,5 @@ class StackedScorer(Scorer):
                 "mean": self.mean, "std": self.std, "threshold": self.threshold,
                 "neural": "neural" if self.neural is not None else None,
                 "embedding": self.embedding is not None,
-                "structure": self.structure.paths if self.structure is not None else None}
+                "structure": self.structure.paths if self.structure is not None else None,
+                "contradiction": self.contradiction.paths if "ctr_max" in self.features else None}

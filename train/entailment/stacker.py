@@ -46,10 +46,13 @@ def fit_stacker(cfg: DictConfig, examples, oof_neural: list[float] | None, run_d
         candidates["with_structure"] = exact
         if embedder:  # the soft matches (MiniLM) on top of the exact ones
             candidates["with_structure_similarity"] = exact + list(SIMILARITY_FEATURES)
+    signal = contradiction_signal(cfg, structure)
+    if signal is not None:  # the pair encoder's P(contradiction) on top of the richest candidate
+        candidates["with_contradiction"] = candidates[list(candidates)[-1]] + ["ctr_max"]
     every = candidates[list(candidates)[-1]]
     emb = E.EmbeddingScorer() if "embedding" in every else None
     stacker = E.StackedScorer(every, embedding=emb, neural=E.MajorityScorer() if "neural" in every else None,
-                              structure=structure)
+                              structure=structure, contradiction=signal)
     X = np.asarray(_feature_matrix(stacker, examples, oof_neural), dtype=float)
     y = np.asarray([e["supported"] for e in examples])
     ds = [e["dataset"] for e in examples]
@@ -101,13 +104,29 @@ def fit_stacker(cfg: DictConfig, examples, oof_neural: list[float] | None, run_d
     fmt = {"family": "stacked", "features": feats, "coef": lr.coef_[0].tolist(),
            "intercept": float(lr.intercept_[0]), "mean": best["mean"].tolist(), "std": best["std"].tolist(),
            "threshold": best["threshold"], "neural": "neural" if oof_neural is not None else None,
-           "embedding": "embedding" in feats, "structure": structure.paths if uses_structure else None}
+           "embedding": "embedding" in feats, "structure": structure.paths if uses_structure else None,
+           "contradiction": signal.paths if "ctr_max" in feats else None}
     if oof_neural is not None and neural_dir is not None:
         shutil.copytree(neural_dir, out / "neural", dirs_exist_ok=True)
     E.save_format(out, fmt)
     info["checkpoint"] = str(out)
     info["weights"] = dict(zip(feats, fmt["coef"]))
     return info
+
+
+def contradiction_signal(cfg: DictConfig, structure):
+    """The pair encoder signal when cfg.contradiction_signal.encoders names encoder folders, else None; its
+    embedder is the structure's when they are the same model (one in memory)."""
+    sig = cfg.get("contradiction_signal") or {}
+    if not sig.get("encoders"):
+        return None
+    from models.entailment.contradiction_signal import ContradictionSignal
+
+    name = sig.get("embedder") or cfg.get("structure_embedder") or "minilm"
+    shared = structure.embedder if structure is not None and structure.embedder is not None and \
+        structure.paths.get("embedder") == name else None
+    return ContradictionSignal.from_pretrained([str(e) for e in sig.encoders], name, int(sig.get("k", 3)),
+                                               embedder_model=shared)
 
 
 def _feature_matrix(stacker, examples, oof_neural) -> list:
