@@ -1,5 +1,6 @@
 """The README is a front page: about 150 lines, nothing outside the repo, and its results table is the
-one the committed release manifest gives (python -m release.readme_table docs/results/release-*.json)."""
+one the committed release manifest it names gives (python -m release.readme_table docs/results/release-PROFILE.json;
+the other profiles' manifests may sit beside it)."""
 import json
 import re
 import subprocess
@@ -11,9 +12,10 @@ README = ROOT / "README.md"
 
 
 def committed_manifest():
-    found = sorted((ROOT / "docs" / "results").glob("release-*.json"))
-    assert len(found) == 1, f"one committed release manifest in docs/results/, found {found}"
-    return found[0]
+    named = re.findall(r"its manifest: `(docs/results/release-[a-z]+\.json)`", README.read_text())
+    assert len(named) == 1, f"the README's table names one committed release manifest, found {named}"
+    assert (ROOT / named[0]).is_file(), f"{named[0]}: the manifest the README names is not committed"
+    return ROOT / named[0]
 
 
 def test_the_results_table_is_the_committed_releases():
