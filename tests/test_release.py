@@ -48,7 +48,7 @@ def test_the_manifest_holds_the_contract(release):
     assert m["profile"] == "tiny" and m["git_commit"] and set(m["stages"]) == PROFILE_STAGES
     for name, stage in m["stages"].items():
         assert " -m " in stage["command"] and stage["wall_s"] > 0, name
-        assert stage["peak_rss_mb"] > 50, name
+        assert stage["peak_rss_mb"] > (50 if name != "contradiction_seeds" else 5), name  # that one only reads files
     assert "config" in m["stages"]["parser"] and "span_tiny" in m["stages"]["parser"]["config"]
     x = m["metrics"]
     figures = [x["parser"][s][k] for s in ("qasrl-gs", "qanom") for k in ("ua_f1", "la_f1")]

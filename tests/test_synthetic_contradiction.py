@@ -170,7 +170,9 @@ def test_train_with_the_synthetic_set_chooses_by_validation_cv(tmp_path, monkeyp
     m = tc.train(compose_cfg("train_contradiction", [*base, "synthetic.enabled=true", f"synthetic.file={syn}",
                                                      "synthetic.limit=4", "synthetic.weight=[0.5,2.0]"]), tmp_path / "R")
     assert [(g["synthetic"], g["synthetic_weight"]) for g in m["grid"]] == [(False, None), (True, 0.5), (True, 2.0)]
-    assert m["chosen"] == max(m["grid"], key=lambda g: g["cv"]["f1"])
+    best = max(m["grid"], key=lambda g: g["cv"]["f1"])  # the cell; its threshold then comes from cv.threshold_rule
+    keys = ("feature_set", "C", "synthetic", "synthetic_weight")
+    assert [m["chosen"][k] for k in keys] == [best[k] for k in keys] and m["chosen"]["pooled_threshold"] == best["threshold"]
     assert m["synthetic"]["pairs"] == 4 and m["synthetic"]["kinds"] == {"answer_replaced": 2, "argument_dropped": 2}
     assert m["synthetic_only"] and 0 <= m["synthetic_only"][0]["auc"] <= 1
     info = json.loads((tmp_path / "R" / "contradiction" / "contradiction.json").read_text())["info"]
