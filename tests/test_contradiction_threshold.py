@@ -99,3 +99,25 @@ def test_a_rule_that_needs_human_labels_and_finds_none_names_the_files():
     check_human("pooled", np.zeros(5, bool), ["big.jsonl"], ["validation.jsonl"])  # pooled needs none
     with pytest.raises(ValueError, match="cv.threshold_rule=median"):
         rule_threshold("median", np.ones(3), np.ones(3, int), np.ones(3, bool))
+
+
+def test_the_table_of_a_finished_run_reads_its_analysis_file(tmp_path, capsys):
+    import json
+
+    from evaluation.threshold_rules import main
+
+    p, y, human, groups = _mixed(5)
+    lines = [json.dumps({"id": f"chatgpt/{g}/{i}", "file": "chatgpt.validation" if h else "chatgpt.big", "label": int(l),
+                         "p_oof": None if i % 50 == 0 else float(s)})
+             for i, (s, l, h, g) in enumerate(zip(p, y, human, groups))]
+    good = tmp_path / "validation_analysis.jsonl"
+    good.write_text("\n".join(lines) + "\n")
+    main([str(good), "--repeats", "2"])
+    out = capsys.readouterr().out
+    assert all(f"| `{r}` |" in out for r in RULES) and "best held-out F1" in out
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text(lines[0] + "\n" + '{"id": "x"}\n')
+    with pytest.raises(SystemExit, match=r"bad.jsonl:2: not a validation_analysis row"):
+        main([str(bad)])
+    with pytest.raises(SystemExit, match="no pair of the human-labelled files"):
+        main([str(good), "--human", "popqa"])
