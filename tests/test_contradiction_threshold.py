@@ -104,7 +104,7 @@ def test_a_rule_that_needs_human_labels_and_finds_none_names_the_files():
 def test_the_table_of_a_finished_run_reads_its_analysis_file(tmp_path, capsys):
     import json
 
-    from evaluation.threshold_rules import main
+    from train.contradiction.threshold_table import main
 
     p, y, human, groups = _mixed(5)
     lines = [json.dumps({"id": f"chatgpt/{g}/{i}", "file": "chatgpt.validation" if h else "chatgpt.big", "label": int(l),

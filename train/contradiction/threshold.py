@@ -16,6 +16,8 @@ silver labels from the release's detector), so with one pooled F1 the silver fil
 is scored by repeated grouped CV over the human pairs' prompts: the threshold comes from the silver
 pairs and the other folds' human pairs, and decides the held-out prompts' pairs; the pooled decisions
 give one F1 per repeat, reported as mean and sd over the repeats (the spread of the resampled folds).
+
+The same table for any finished run: python -m train.contradiction.threshold_table R/validation_analysis.jsonl
 """
 from __future__ import annotations
 

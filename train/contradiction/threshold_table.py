@@ -1,12 +1,11 @@
-"""Each contradiction threshold rule's held-out F1 on the human-labelled selection pairs of a finished
-train.contradiction run, from its out-of-fold scores (no model loads, the test pairs are not read):
+"""Each threshold rule's held-out F1 on the human-labelled selection pairs of a finished train.contradiction
+run, from its out-of-fold scores (no model loads, the test pairs are not read):
 
-    python -m evaluation.threshold_rules R/validation_analysis.jsonl [--human chatgpt.validation] [--repeats 10]
+    python -m train.contradiction.threshold_table R/validation_analysis.jsonl [--human chatgpt.validation] [--repeats 10]
 
-R/validation_analysis.jsonl holds every selection pair's file, label and out-of-fold P (`p_oof`, null when
-the chosen cell could not score it: never flagged). The rules and the held-out scoring are
-train/contradiction/threshold.py's, so a run's own `cv_metrics.json` (chosen.threshold_rule.by_rule) and
-this table agree; this reads any earlier run the same way."""
+R/validation_analysis.jsonl holds every selection pair's file, label and out-of-fold P (`p_oof`, null when the
+chosen cell could not score it: never flagged). The rules and the held-out scoring are threshold.py's, so a
+run's own cv_metrics.json (chosen.threshold_rule.by_rule) and this table agree; this reads any earlier run too."""
 from __future__ import annotations
 
 import argparse
@@ -44,7 +43,7 @@ def table(rows: list[dict], human_files: list[str], repeats: int, folds: int = 5
 
 
 def main(argv=None) -> None:
-    ap = argparse.ArgumentParser(prog="python -m evaluation.threshold_rules")
+    ap = argparse.ArgumentParser(prog="python -m train.contradiction.threshold_table")
     ap.add_argument("analysis", type=Path)
     ap.add_argument("--human", nargs="+", default=["chatgpt.validation"], help="the files (stems) with human labels")
     ap.add_argument("--repeats", type=int, default=10)
