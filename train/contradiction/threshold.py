@@ -141,4 +141,5 @@ def choose_threshold(rules, p, labels, human, groups, folds: int = 5, repeats: i
     candidates = [r for r in rules if "f1_mean" in by_rule.get(r, {})]
     if len(rules) > 1 and candidates:
         chosen = max(candidates, key=lambda r: (by_rule[r]["f1_mean"], -rules.index(r)))
-    return {"rule": chosen, "threshold": rule_threshold(chosen, p, labels, human, scored), "by_rule": by_rule}
+    t = by_rule[chosen]["threshold"] if "threshold" in by_rule.get(chosen, {}) else rule_threshold(chosen, p, labels, human, scored)
+    return {"rule": chosen, "threshold": t, "by_rule": by_rule}
