@@ -3,7 +3,8 @@
 Run from the release folder (Snakemake's working directory). The command runs with one thread
 (OMP_NUM_THREADS=1: stages run side by side, one per core), its output goes to logs/NAME.log, and on
 success stages/NAME.json records the command, the resolved Hydra config of its run, the wall time, the
-peak RSS of its largest process and the sha256 of every file under the --out paths. A failed stage
+peak RSS of its largest process and the sha256 of every file under the --out paths (a rerun that leaves
+every file as it was keeps the figures of the run that wrote them and lists itself under "reruns"). A failed stage
 leaves no stamp and exits non-zero, naming the stage and the end of its log; whatever it wrote stays,
 so the rerun resumes it by its own resume rule."""
 from __future__ import annotations
@@ -55,14 +56,26 @@ def run_stage(name: str, outs: list[str], cmd: list[str], root: Path = Path(".")
                          f"Finished stages are kept: fix the cause and run the same release command again.")
     # the largest child's peak (ru_maxrss is in KiB on Linux): each stage is one process tree per run
     peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    previous = (read_stamp(root, name) or {}).get("files", {})
+    before = read_stamp(root, name) or {}
+    previous = before.get("files", {})
     files = {str(f.relative_to(root)): file_entry(f, previous.get(str(f.relative_to(root))))
              for f in files_under(outs, root)}
     stamp = {"stage": name, "command": shlex.join(cmd), "config": hydra_config(cmd, root), "outputs": outs,
              "wall_s": round(wall, 1), "peak_rss_mb": round(peak_mb, 1),
              "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "files": files}
+    if same_files(before, files) and before.get("command") == stamp["command"]:
+        # the rerun (a resume that found the work done) wrote nothing new: the time and memory that made these
+        # files stay the stage's figures, the rerun is listed beside them
+        reruns = [*before.get("reruns", []), {"wall_s": stamp["wall_s"], "finished": stamp["finished"]}]
+        stamp.update(wall_s=before["wall_s"], peak_rss_mb=before["peak_rss_mb"], finished=before["finished"],
+                     reruns=reruns)
     write_stamp(root, name, stamp)
     return stamp
+
+
+def same_files(before: dict, files: dict) -> bool:
+    old = before.get("files") or {}
+    return bool(old) and old.keys() == files.keys() and all(old[k]["sha256"] == files[k]["sha256"] for k in files)
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -94,6 +94,18 @@ def test_a_rerun_trains_nothing(release):
     assert stamp_times(release) == before
 
 
+def test_a_touched_code_file_reruns_nothing(release):
+    """A fresh checkout or a machine restored from a snapshot moves every mtime and no byte."""
+    code = ROOT / "evaluation" / "copula.py"
+    st = code.stat()
+    try:
+        os.utime(code, ns=(st.st_atime_ns, st.st_mtime_ns + 3600 * 10**9))
+        dry = run_release(release, "--dry-run")
+    finally:
+        os.utime(code, ns=(st.st_atime_ns, st.st_mtime_ns))
+    assert dry.returncode == 0 and "Nothing to be done" in dry.stdout + dry.stderr, dry.stdout[-2000:]
+
+
 def test_an_edited_or_deleted_output_reruns_that_stage_and_what_follows(release):
     before = stamp_times(release)
     metrics = release / "eval" / "copula" / "metrics.json"

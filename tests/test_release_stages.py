@@ -18,6 +18,14 @@ def test_a_stage_stamps_its_command_time_memory_and_files(tmp_path):
     assert (tmp_path / "logs" / "toy.log").exists()
 
 
+def test_a_rerun_that_leaves_the_files_as_they_were_keeps_the_time_that_made_them(tmp_path):
+    first = run_stage("toy", ["out"], [sys.executable, "-c", WRITE], root=tmp_path)
+    again = run_stage("toy", ["out"], [sys.executable, "-c", WRITE], root=tmp_path)
+    assert (again["wall_s"], again["finished"]) == (first["wall_s"], first["finished"]) and len(again["reruns"]) == 1
+    changed = run_stage("toy", ["out"], [sys.executable, "-c", WRITE.replace("'weights'", "'other weights'")], root=tmp_path)
+    assert "reruns" not in changed
+
+
 @pytest.mark.parametrize("message,cause", [("No space left on device", "(the disk is full)"), ("boom", "")])
 def test_a_failed_stage_names_itself_and_its_cause_and_leaves_no_stamp(tmp_path, message, cause):
     cmd = [sys.executable, "-c", f"import sys; print({message!r}); sys.exit(3)"]
