@@ -35,6 +35,11 @@ def test_each_qa_meets_its_k_nearest_sentences_and_keeps_the_highest_p():
     sentences = ["The council approved the budget in 2019 .", "The mayor signed the law ."]
     assert two.scores(REF, qas[:1]) == [max(len(s) for s in sentences) / 100]
     assert two.pairs_scored == 2 and ContradictionSignal(Recorder(), Synonyms()).scores([], qas) == [0.0, 0.0]
+    # the similarity alone (the pair encoder not asked): the nearest sentence's cosine, no pair scored
+    alone = ContradictionSignal(Recorder(), Synonyms(), k=1)
+    sims = alone.features(REF, qas, contradiction=False)
+    assert [set(f) for f in sims] == [{"ctr_sent_sim"}] * 2 and alone.pairs_scored == 0
+    assert all(-1 - 1e-6 <= f["ctr_sent_sim"] <= 1 + 1e-6 for f in sims)
     with pytest.raises(ValueError, match="k=0"):
         ContradictionSignal(rec, Synonyms(), k=0)
 
@@ -74,7 +79,8 @@ def test_the_stacked_classifier_tries_it_by_cv_and_rebuilds_it_from_the_checkpoi
     overrides = ["classifier=stacked", f"data.train_file={FIXTURE}", "cv.folds=2",
                  f"contradiction_signal.encoders=[{tmp_path / 'enc'}]", "contradiction_signal.embedder=syn"]
     stacked = train(compose_cfg("train_entailment", overrides), tmp_path / "R")["stacked"]
-    assert set(stacked["candidates"]) == {"lexical", "with_context", "with_contradiction"}
+    assert set(stacked["candidates"]) == {"lexical", "with_context", "with_sentence_similarity", "with_contradiction"}
+    assert stacked["candidates"]["with_contradiction"]["features"][-2:] == ["ctr_sent_sim", "ctr_max"]
     assert stacked["candidates"]["with_contradiction"]["cv"]["at_0.5"]["overall"]["bacc"] is not None
     fmt = json.loads((tmp_path / "R" / "stacked" / "entailment_format.json").read_text())
     assert (fmt["contradiction"] is not None) == (stacked["chosen"] == "with_contradiction")

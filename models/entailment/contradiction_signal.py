@@ -1,5 +1,7 @@
 """The self-contradiction pair encoder as a QA-entailment signal (`ctr_max`): a QA ("question answer")
-against the reference sentences nearest to it, the highest P(contradiction).
+against the reference sentences nearest to it, the highest P(contradiction); and, from the same pass,
+`ctr_sent_sim`, the QA's highest cosine to a reference sentence (the QA read as a statement against the
+sentences, where struct_fact_sim reads it against the reference's own QAs).
 
 About a third of the benchmark's unsupported QAs are intrinsic: the words are in the reference, attached
 to something else. The pair encoder (models/contradiction/pair_encoder.py, MPNet fine-tuned on 6,000
@@ -18,7 +20,7 @@ from typing import Sequence
 
 from models.entailment.structure import split_sentences
 
-FEATURES = ("ctr_max",)
+FEATURES = ("ctr_sent_sim", "ctr_max")
 
 
 class ContradictionSignal:
@@ -48,15 +50,25 @@ class ContradictionSignal:
 
     def scores(self, premise: Sequence[str], hypotheses: Sequence[str]) -> list[float]:
         """ctr_max of each hypothesis against the tokenized reference `premise` (0 for an empty reference)."""
+        return [f["ctr_max"] for f in self.features(premise, hypotheses)]
+
+    def features(self, premise: Sequence[str], hypotheses: Sequence[str], contradiction: bool = True) -> list[dict]:
+        """{ctr_sent_sim, ctr_max} of each hypothesis (0 for an empty reference); contradiction=False skips the
+        pair encoder (ctr_max then absent), when only the similarity is asked for."""
         import numpy as np
 
         sentences = [" ".join(s) for s in split_sentences(list(premise)) if s]
         if not sentences or not hypotheses:
-            return [0.0] * len(hypotheses)
+            return [{"ctr_sent_sim": 0.0, "ctr_max": 0.0} for _ in hypotheses]
         sims = np.asarray(self.embedder.embed(list(hypotheses))) @ np.asarray(self.embedder.embed(sentences)).T
+        out = [{"ctr_sent_sim": float(row.max())} for row in sims]
+        if not contradiction:
+            return out
         k = min(self.k, len(sentences))
         nearest = np.argsort(-sims, axis=1, kind="stable")[:, :k]
         pairs = [{"a": h, "b": sentences[j], "prompt": ""} for h, row in zip(hypotheses, nearest) for j in row]
         probs = np.asarray(self.encoder.score(pairs), dtype=float).reshape(len(hypotheses), k)
         self.pairs_scored += len(pairs)
-        return probs.max(axis=1).tolist()
+        for f, p in zip(out, probs.max(axis=1).tolist()):
+            f["ctr_max"] = p
+        return out

@@ -28,7 +28,7 @@ STACK_FEATURES = ("lex_raw", "lex_raw_all", "lex_norm", "lex_content", "answer_p
                   # the other QAs of the same predicate (add_context_features)
                   "ctx_lex_content", "ctx_lex_raw",
                   # the self-contradiction pair encoder against the nearest reference sentences (contradiction_signal.py)
-                  "ctr_max")
+                  "ctr_sent_sim", "ctr_max")
 # ctx_X: the mean of X over the other QAs of the same predicate occurrence in the same text
 CONTEXT_FEATURES = ("ctx_lex_content", "ctx_lex_raw")
 

@@ -6,6 +6,7 @@ from typing import Sequence
 
 from models.entailment.features import (CONTEXT_FEATURES, STACK_FEATURES, add_context_features, as_words,
                                         lexical_features, question_verb_key, split_hypothesis)
+from models.entailment.contradiction_signal import FEATURES as SIGNAL_FEATURES
 from models.entailment.scorers import Scorer, premise_groups
 from models.entailment.structure import SIMILARITY_FEATURES
 from models.memory import release_free_memory
@@ -50,8 +51,9 @@ class StackedScorer(Scorer):
             raise ValueError("stacked struct_* features need the reference parser (models.entailment.structure)")
         if set(SIMILARITY_FEATURES) & set(self.features) and structure.embedder is None:
             raise ValueError("stacked struct_*_sim features need the reference structure's sentence embedder")
-        if "ctr_max" in self.features and contradiction is None:
-            raise ValueError("stacked feature 'ctr_max' needs the contradiction pair encoder "
+        wants = [f for f in SIGNAL_FEATURES if f in self.features]
+        if wants and contradiction is None:
+            raise ValueError(f"stacked feature {wants[0]!r} needs the contradiction pair encoder "
                              "(models.entailment.contradiction_signal)")
         self.structure, self.contradiction = structure, contradiction
         self.coef, self.intercept = list(coef or [0.0] * len(self.features)), float(intercept)
@@ -86,9 +88,9 @@ class StackedScorer(Scorer):
                 self.stats["structure_fallback_qas"] += int(f["struct_fallback"])
             for k, v in self.structure.stats.items():  # running totals of the structure (set, not added)
                 self.stats[f"structure_{k}"] = v
-        if "ctr_max" in self.features:
-            for r, s in zip(rows, self.contradiction.scores(words, hypotheses)):
-                r["ctr_max"] = s
+        if any(f in self.features for f in SIGNAL_FEATURES):
+            for r, f in zip(rows, self.contradiction.features(words, hypotheses, "ctr_max" in self.features)):
+                r.update(f)
             self.stats["contradiction_pairs"] = self.contradiction.pairs_scored
         if "neural" in self.features:
             ns = neural_scores if neural_scores is not None else self.neural.score(premise, hypotheses, answers)
@@ -145,4 +147,4 @@ class StackedScorer(Scorer):
                 "neural": "neural" if self.neural is not None else None,
                 "embedding": self.embedding is not None,
                 "structure": self.structure.paths if self.structure is not None else None,
-                "contradiction": self.contradiction.paths if "ctr_max" in self.features else None}
+                "contradiction": self.contradiction.paths if any(f in self.features for f in SIGNAL_FEATURES) else None}

@@ -12,6 +12,7 @@ from omegaconf import DictConfig
 from data_prep.records import read_jsonl, write_jsonl
 from metrics.entailment import best_threshold, metrics_table, response_correlations
 from models import entailment as E
+from models.entailment.contradiction_signal import FEATURES as SIGNAL_FEATURES
 from models.entailment.features import CONTEXT_FEATURES
 from models.entailment.structure import EXACT_FEATURES, SIMILARITY_FEATURES, ReferenceStructure
 from train.entailment.data import group_folds
@@ -47,8 +48,10 @@ def fit_stacker(cfg: DictConfig, examples, oof_neural: list[float] | None, run_d
         if embedder:  # the soft matches (MiniLM) on top of the exact ones
             candidates["with_structure_similarity"] = exact + list(SIMILARITY_FEATURES)
     signal = contradiction_signal(cfg, structure)
-    if signal is not None:  # the pair encoder's P(contradiction) on top of the richest candidate
-        candidates["with_contradiction"] = candidates[list(candidates)[-1]] + ["ctr_max"]
+    if signal is not None:  # the QA against the nearest sentences, then the pair encoder's P(contradiction) too
+        richest = candidates[list(candidates)[-1]]
+        candidates["with_sentence_similarity"] = richest + ["ctr_sent_sim"]
+        candidates["with_contradiction"] = richest + ["ctr_sent_sim", "ctr_max"]
     every = candidates[list(candidates)[-1]]
     emb = E.EmbeddingScorer() if "embedding" in every else None
     stacker = E.StackedScorer(every, embedding=emb, neural=E.MajorityScorer() if "neural" in every else None,
@@ -78,7 +81,8 @@ def fit_stacker(cfg: DictConfig, examples, oof_neural: list[float] | None, run_d
         best.update(extra.pop("chosen"))
     extra.pop("chosen", None)
     info = {"features": feats, "C": C, "threshold": best["threshold"], "cv": best["cv"], "chosen": chosen,
-            "candidates": {n: {"mean_bacc": r["mean_bacc"], "cv": r["cv"]} for n, r in results.items()},
+            "candidates": {n: {"features": r["features"], "mean_bacc": r["mean_bacc"], "cv": r["cv"]}
+                           for n, r in results.items()},
             **({"extra": extra} if extra else {})}
     if structure is not None:
         info["structure"] = {**structure.stats, **structure.paths}
@@ -105,7 +109,7 @@ def fit_stacker(cfg: DictConfig, examples, oof_neural: list[float] | None, run_d
            "intercept": float(lr.intercept_[0]), "mean": best["mean"].tolist(), "std": best["std"].tolist(),
            "threshold": best["threshold"], "neural": "neural" if oof_neural is not None else None,
            "embedding": "embedding" in feats, "structure": structure.paths if uses_structure else None,
-           "contradiction": signal.paths if "ctr_max" in feats else None}
+           "contradiction": signal.paths if any(f in feats for f in SIGNAL_FEATURES) else None}
     if oof_neural is not None and neural_dir is not None:
         shutil.copytree(neural_dir, out / "neural", dirs_exist_ok=True)
     E.save_format(out, fmt)
