@@ -35,8 +35,6 @@ def table(m: dict) -> str:
     x = m["metrics"]
     p, e, c, b, d, cop = (x["parser"], x["entailment"], x["contradiction"], x["consistency_benchmark"],
                           x["decomp_score"], x["copula"])
-    minutes = sum(s["wall_s"] or 0 for s in m["stages"].values()) / 60
-    wall = f"{m['elapsed_s'] / 60:.0f} minutes wall, " if m.get("elapsed_s") else ""
     commit = (m.get("git_commit") or "unknown")[:10]
     rows = [
         ("span parser", "QA-SRL GS / QANom test UA F1 (LA F1)",
@@ -52,8 +50,11 @@ def table(m: dict) -> str:
          f"{_r3(d['decomp_score'])} ({_pct(d['unsupported_share'])} %)", ""),
         ("copular facts", "FActScore test copula predicates P / R", f"{_pct(cop['precision'])} / {_pct(cop['recall'])}", ""),
     ]
+    # no wall time here: a release resumed after an interruption has no single one (its times, each with
+    # its circumstances, are in docs/release.md)
     head = (f"Release `{m['profile']}` of {m['date']} (commit `{commit}`, {m['machine']}): `bash scripts/release.sh "
-            f"{m['profile']} DIR`, {wall}{minutes:.0f} minutes of stages; its manifest: `docs/results/release-{m['profile']}.json`.")
+            f"{m['profile']} DIR`; its manifest: `docs/results/release-{m['profile']}.json`, its times: "
+            "[release](docs/release.md).")
     lines = [BEGIN, head, "", "| model | test figure | this release | published |", "|---|---|---|---|"]
     lines += [f"| {a} | {b_} | {c_} | {d_} |" for a, b_, c_, d_ in rows]
     return "\n".join([*lines, END])
