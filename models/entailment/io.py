@@ -68,6 +68,19 @@ def load_scorer(folder: str | Path, batch_size: int | None = None) -> NeuralScor
     return scorer_class(family)(model, tokenizer, **fmt)
 
 
+def beside(folder: Path, name: str) -> str:
+    """A model the checkpoint names: as given when it exists (or is a Hub id), else relative to the nearest
+    folder above the checkpoint that holds it (a release names its models relative to the release folder,
+    DIR/runs/parser/best from DIR/runs/entailment/stacked, so the checkpoint loads from any directory)."""
+    path = Path(name)
+    if path.is_absolute() or path.exists():
+        return name
+    for up in Path(folder).resolve().parents:
+        if (up / path).exists():
+            return str(up / path)
+    return name  # a Hub id, or missing: the loader names it
+
+
 def load_stacked(folder: Path, fmt: dict, batch_size: int | None = None) -> StackedScorer:
     neural = load_scorer(folder / fmt["neural"], batch_size) if fmt.get("neural") else None
     embedding = EmbeddingScorer() if fmt.get("embedding") else None
@@ -76,7 +89,8 @@ def load_stacked(folder: Path, fmt: dict, batch_size: int | None = None) -> Stac
         name = fmt["structure"].get("embedder")
         shared = embedding if embedding is not None and name and \
             resolve_model_path(name) == resolve_model_path("minilm") else None  # one MiniLM in memory, not two
-        structure = ReferenceStructure.from_pretrained(fmt["structure"]["parser"], fmt["structure"]["detector"],
+        structure = ReferenceStructure.from_pretrained(beside(folder, fmt["structure"]["parser"]),
+                                                       beside(folder, fmt["structure"]["detector"]),
                                                        batch_size or 32, name, embedder_model=shared,
                                                        scope=fmt["structure"].get("scope", "all"))
     contradiction = None
@@ -86,7 +100,8 @@ def load_stacked(folder: Path, fmt: dict, batch_size: int | None = None) -> Stac
         c = fmt["contradiction"]
         same = structure.embedder if structure is not None and structure.embedder is not None and \
             structure.paths.get("embedder") == c["embedder"] else None  # one embedder in memory, not two
-        contradiction = ContradictionSignal.from_pretrained(c["encoders"], c["embedder"], c["k"], batch_size or 32,
+        contradiction = ContradictionSignal.from_pretrained([beside(folder, e) for e in c["encoders"]], c["embedder"],
+                                                            c["k"], batch_size or 32,
                                                             embedder_model=same)
     return StackedScorer(fmt["features"], fmt["coef"], fmt["intercept"], fmt["mean"], fmt["std"],
                          neural=neural, embedding=embedding, threshold=fmt.get("threshold"), structure=structure,
