@@ -306,3 +306,22 @@ def test_an_ensemble_folder_with_a_member_missing_is_refused(tmp_path):
     shutil.rmtree(tmp_path / "ens" / "member1")
     with pytest.raises(FileNotFoundError, match="member1"):
         PairEncoder.from_pretrained(tmp_path / "ens")
+
+
+def test_the_analysis_cache_knows_a_checkpoint_retrained_into_the_same_folder(tmp_path):
+    """A release stage run again writes its model to the same folder: the parse cached with the old one
+    must not be read for the new one; a copy of the same files keeps the key."""
+    import os
+
+    from train.contradiction.inputs import fingerprint
+
+    ckpt = tmp_path / "runs" / "parser" / "best"
+    ckpt.mkdir(parents=True)
+    (ckpt / "model.safetensors").write_bytes(b"a" * 200_000)
+    (ckpt / "config.json").write_text("{}")
+    before = fingerprint(str(ckpt))
+    os.utime(ckpt / "model.safetensors", ns=(1, 1))  # a restored snapshot: new mtimes, the same bytes
+    assert fingerprint(str(ckpt)) == before
+    (ckpt / "model.safetensors").write_bytes(b"a" * 199_999 + b"b")  # retrained: the tail moved
+    assert fingerprint(str(ckpt)) != before
+    assert fingerprint("org/hub-model") == "org/hub-model" and fingerprint("None") == "None"

@@ -39,9 +39,28 @@ def read_labelled(path: str, limit=None) -> list[dict]:
     return [dict(p, file=str(path)) for p in pairs]
 
 
+def fingerprint(name: str, edge: int = 1 << 16) -> str:
+    """What a checkpoint is, for the cache key: its name, and for a folder every file's path, size and
+    first and last 64 KiB. A model retrained into the same folder (a release stage run again) is another
+    key; a copy or a restored snapshot of the same files is the same one. A Hub id is its name."""
+    path = Path(hydra.utils.to_absolute_path(name)) if name not in ("None", "") else None
+    if path is None or not path.is_dir():
+        return name
+    h = hashlib.sha1(name.encode())
+    for f in sorted(x for x in path.rglob("*") if x.is_file()):
+        size = f.stat().st_size
+        h.update(f"{f.relative_to(path)}:{size}".encode())
+        with f.open("rb") as fh:
+            h.update(fh.read(edge))
+            if size > edge:
+                fh.seek(max(edge, size - edge))
+                h.update(fh.read(edge))
+    return h.hexdigest()
+
+
 def analysed(cfg: DictConfig, pairs: list[dict], components) -> list[dict]:
     """analyse_pairs, file by file, cached on disk (cfg.analysis_cache, keyed by the file, its size,
-    the limit and the three checkpoints): the parse of 5,000 pairs is the slow part and the same
+    the limit and the three checkpoints' contents, `fingerprint`): the parse of 5,000 pairs is the slow part and the same
     for every encoder and grid."""
     cache = cfg.get("analysis_cache")
     rows: list[dict] = []
@@ -50,8 +69,9 @@ def analysed(cfg: DictConfig, pairs: list[dict], components) -> list[dict]:
         path = None
         if cache and components[0] is not None:
             src = Path(hydra.utils.to_absolute_path(file))
-            key = hashlib.sha1(json.dumps([str(src.resolve()), src.stat().st_size, len(part), str(cfg.parser),
-                                           str(cfg.detector), str(cfg.entailment)]).encode()).hexdigest()[:12]
+            key = hashlib.sha1(json.dumps([str(src.resolve()), src.stat().st_size, len(part),
+                                           *[fingerprint(str(c)) for c in (cfg.parser, cfg.detector, cfg.entailment)]]
+                                          ).encode()).hexdigest()[:12]
             path = Path(hydra.utils.to_absolute_path(cache)) / f"{src.stem}-{key}.jsonl"
             if path.exists():
                 cached = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
