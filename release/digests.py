@@ -13,7 +13,7 @@ import json
 import os
 from pathlib import Path
 
-from data_prep.checksums import sha256_of
+from release.stamps import file_entry
 
 FOLDER = ".inputs"
 
@@ -29,13 +29,9 @@ class Digests:
         self.done: dict[str, str] = {}
 
     def sha256(self, path: Path) -> str:
-        st = path.stat()
-        entry = self.index.get(str(path))
-        if entry and entry["size"] == st.st_size and entry["mtime_ns"] == st.st_mtime_ns:
-            return entry["sha256"]
-        digest = sha256_of(path)
-        self.index[str(path)] = {"size": st.st_size, "mtime_ns": st.st_mtime_ns, "sha256": digest}
-        return digest
+        entry = file_entry(path, self.index.get(str(path)))  # hashed again only when size or mtime moved
+        self.index[str(path)] = entry
+        return entry["sha256"]
 
     def digest(self, path: str | Path, base: Path, kind: str) -> str:
         path = Path(path).resolve()

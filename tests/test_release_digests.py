@@ -34,6 +34,6 @@ def test_hashes_are_cached_by_size_and_mtime_across_runs(tmp_path, monkeypatch):
     first.digest(data, repo, "data")
     first.save()
     calls = []
-    monkeypatch.setattr("release.digests.sha256_of", lambda p: calls.append(p) or "x")
+    monkeypatch.setattr("release.stamps.sha256_of", lambda p: calls.append(p) or "x")
     Digests(release).digest(data, repo, "data")
     assert calls == []  # unchanged size and mtime: read from .inputs/index.json
