@@ -64,13 +64,14 @@ def analysed(cfg: DictConfig, pairs: list[dict], components) -> list[dict]:
     for every encoder and grid."""
     cache = cfg.get("analysis_cache")
     rows: list[dict] = []
+    # the three checkpoints read once for every file's key, not once per file
+    models = [fingerprint(str(c)) for c in (cfg.parser, cfg.detector, cfg.entailment)] if cache else []
     for file in dict.fromkeys(p["file"] for p in pairs):
         part = [p for p in pairs if p["file"] == file]
         path = None
         if cache and components[0] is not None:
             src = Path(hydra.utils.to_absolute_path(file))
-            key = hashlib.sha1(json.dumps([str(src.resolve()), src.stat().st_size, len(part),
-                                           *[fingerprint(str(c)) for c in (cfg.parser, cfg.detector, cfg.entailment)]]
+            key = hashlib.sha1(json.dumps([str(src.resolve()), src.stat().st_size, len(part), *models]
                                           ).encode()).hexdigest()[:12]
             path = Path(hydra.utils.to_absolute_path(cache)) / f"{src.stem}-{key}.jsonl"
             if path.exists():
