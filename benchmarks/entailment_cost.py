@@ -25,9 +25,7 @@ def forget(scorer) -> None:
     the reference predicates it finds and parses from zero)."""
     structure = getattr(scorer, "structure", None)
     if structure is not None:
-        structure.cache.clear()
-        structure.vectors.clear()
-        structure.stats.update(predicates_found=0, predicates_parsed=0)
+        structure.forget()
 
 
 def sampled_run(ap, argv):

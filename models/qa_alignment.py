@@ -90,26 +90,42 @@ def qas_of_records(records: Sequence[dict]) -> list[dict]:
     return out
 
 
-def detect_predicates(sentences: Sequence[Sequence[str]], detector) -> list[dict]:
+def detect_predicates(sentences: Sequence[Sequence[str]], detector, memo: dict | None = None) -> list[dict]:
     """The detector's predicates of every tokenized sentence (batched over all of them), as parser
     input records in sentence order; each carries `sentence`, its sentence's index. An empty
-    sentence has none."""
+    sentence has none. A sentence is read once: `memo` ({tokens: the detector's predicates}) keeps
+    them across calls (a response's earlier sentences recur in every premise of its pairs)."""
     sentences = [list(s) for s in sentences]
-    found = iter(detector.detect([s for s in sentences if s]) if any(sentences) else [])
+    memo = {} if memo is None else memo
+    new = [s for s in dict.fromkeys(tuple(s) for s in sentences if s) if s not in memo]
+    if new:
+        memo.update(zip(new, detector.detect([list(s) for s in new])))
     return [{"sentence_id": str(j), "sentence": j, "tokens": toks, "predicate_index": p["predicate_index"],
              "predicate": p["predicate"], "predicate_type": p["predicate_type"], "verb_form": p["verb_form"]}
-            for j, toks in enumerate(sentences) for p in (next(found) if toks else [])]
+            for j, toks in enumerate(sentences) for p in (memo[tuple(toks)] if toks else [])]
 
 
-def parse_predicates(records: Sequence[dict], parser) -> list[list[dict]]:
-    """The QAs of each predicate record (the parser batched over all of them)."""
-    preds = parser.predict(list(records))[0] if records else []
-    return [qas_of_records([rec]) for rec in preds]
+def _predicate_key(record: dict) -> tuple:
+    """What a parse of one predicate depends on: its sentence and the predicate (not where the sentence sits)."""
+    return (tuple(record["tokens"]), record["predicate_index"], record["predicate"], record.get("predicate_type"),
+            record.get("verb_form"))
+
+
+def parse_predicates(records: Sequence[dict], parser, memo: dict | None = None) -> list[list[dict]]:
+    """The QAs of each predicate record (the parser batched over all of them); a predicate of a sentence
+    is parsed once (`memo`, {_predicate_key: QAs}, keeps them across calls). Each record gets its own copies."""
+    memo = {} if memo is None else memo
+    new = {k: r for k, r in ((_predicate_key(r), r) for r in records) if k not in memo}
+    if new:
+        preds = parser.predict(list(new.values()))[0]
+        memo.update(zip(new, (qas_of_records([rec]) for rec in preds)))
+    return [[dict(q, answer_span=list(q["answer_span"])) for q in memo[_predicate_key(r)]] for r in records]
 
 
 def extract_qas(sentences: Sequence[Sequence[str]], detector, parser) -> list[list[dict]]:
     """The QAs of each tokenized sentence: predicates from the detector, QAs from the parser, both
-    batched over all sentences. An empty sentence has none."""
+    batched over all sentences, each distinct sentence read once (a ChatProtect sentence recurs in its
+    pairs). An empty sentence has none."""
     records = detect_predicates(sentences, detector)
     by_sentence: list[list[dict]] = [[] for _ in sentences]
     for rec, qas in zip(records, parse_predicates(records, parser)):

@@ -421,3 +421,59 @@ def test_the_verb_scope_without_similarity_detects_only_the_sentences_its_verbs_
     whole.use_disk_cache(tmp_path)
     whole.detect_lazily = False  # a partly read file is completed, not trusted as whole
     assert len(whole.reference(LONG_REF).predicates) == 4
+
+
+def test_a_sentence_is_read_once_whatever_premise_it_is_in():
+    """A ChatProtect pair's premise is the response's earlier sentences plus the other sentence: the earlier
+    ones recur in every later pair's premise. Each sentence goes through the detector, and each of its
+    predicates through the parser, once; the features are those of each premise read on its own."""
+    class Counted(Detector):
+        def __init__(self, verbs):
+            super().__init__(verbs)
+            self.read = []
+
+        def detect(self, sentences):
+            self.read += [" ".join(s) for s in sentences]
+            return super().detect(sentences)
+
+    class CountedParser(RuleParser):
+        parsed = 0
+
+        def predict(self, records):
+            self.parsed += len(records)
+            return super().predict(records)
+
+    first = "The council approved the budget in 2019 .".split()
+    premises = [first + "The mayor signed the law .".split(), first + "The mayor signed the order in 2020 .".split(),
+                first + "The mayor signed the law .".split()[::-1]]
+    questions = [("Who approved something?", "The council"), ("When did someone sign something?", "in 2021")]
+    out, kept = {}, {}
+    for remember in (True, False):
+        st = kept[remember] = ReferenceStructure(Counted({"approved", "signed"}), CountedParser())
+        st.remember_sentences = remember
+        out[remember] = [st.features_many(p, *zip(*questions)) for p in premises]
+        out[remember, "read"], out[remember, "parsed"] = st.detector.read, st.parser.parsed
+    assert out[True] == out[False]
+    assert out[True, "read"].count(" ".join(first)) == 1 and out[False, "read"].count(" ".join(first)) == 3
+    assert out[True, "parsed"] == 1 + 3 and out[False, "parsed"] == 3 * 2  # "approved" once, each distinct "signed" once
+    st = kept[True]
+    assert st.detected_sentences and st.parsed_predicates
+    st.forget()
+    assert not st.cache and not st.detected_sentences and not st.parsed_predicates and not any(st.stats.values())
+
+
+def test_extract_qas_reads_a_repeated_sentence_once():
+    from models.qa_alignment import extract_qas
+
+    class Counted(Detector):
+        read = 0
+
+        def detect(self, sentences):
+            self.read += len(sentences)
+            return super().detect(sentences)
+
+    a, b = "The council approved the budget in 2019 .".split(), "The mayor signed the law .".split()
+    det = Counted({"approved", "signed"})
+    qas = extract_qas([a, b, a, []], det, RuleParser())
+    assert det.read == 2 and qas[0] == qas[2] and qas[0] is not qas[2] and qas[0][0] is not qas[2][0] and qas[3] == []
+    assert {q["predicate"] for q in qas[1]} == {"signed"}

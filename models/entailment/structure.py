@@ -138,8 +138,20 @@ class ReferenceStructure:
         self.disk = None  # a ReferenceCache: parsed references kept on disk by content (use_disk_cache)
         self.cache: dict[tuple, _Reference] = {}
         self.vectors: dict[str, object] = {}  # text -> unit embedding (reference QAs, predicates)
+        # each sentence through the detector and each of its predicates through the parser once, whatever
+        # reference it is in: a response's earlier sentences recur in the premise of every later one
+        # (models/qa_alignment.py; a reference's QAs do not depend on its other sentences)
+        self.remember_sentences = True  # False: each reference read on its own (benchmarks/contradiction_analysis.py)
+        self.detected_sentences: dict[tuple, list[dict]] = {}
+        self.parsed_predicates: dict[tuple, list[dict]] = {}
         self.stats = {"references": 0, "no_predicate": 0, "unparsed_questions": 0, "predicates_found": 0,
                       "predicates_parsed": 0}
+
+    def forget(self) -> None:
+        """Drop every parsed and embedded reference and sentence, and the counts (a cold start)."""
+        for kept in (self.cache, self.vectors, self.detected_sentences, self.parsed_predicates):
+            kept.clear()
+        self.stats.update(dict.fromkeys(self.stats, 0))
 
     @property
     def scope(self) -> str:
@@ -206,7 +218,8 @@ class ReferenceStructure:
         todo = [j for j in dict.fromkeys(sentence_ids) if j not in ref.detected]
         if not todo:
             return
-        for p in detect_predicates([ref.sentences[j] for j in todo], self.detector):
+        memo = self.detected_sentences if self.remember_sentences else None
+        for p in detect_predicates([ref.sentences[j] for j in todo], self.detector, memo):
             j = todo[p["sentence"]]
             ref.predicates.append(dict(p, sentence=j, sentence_id=str(j)))
             self.stats["predicates_found"] += 1
@@ -242,7 +255,8 @@ class ReferenceStructure:
     def parse(self, ref: _Reference, ids) -> None:
         """Parse the predicates `ids` of a reference that are not parsed yet (one batch)."""
         todo = [i for i in dict.fromkeys(ids) if i not in ref.qas]
-        for i, qas in zip(todo, parse_predicates([ref.predicates[i] for i in todo], self.parser)):
+        memo = self.parsed_predicates if self.remember_sentences else None
+        for i, qas in zip(todo, parse_predicates([ref.predicates[i] for i in todo], self.parser, memo)):
             j = ref.predicates[i]["sentence"]
             ref.qas[i] = [dict(q, sentence=j, tokens=ref.sentences[j]) for q in qas]
         self.stats["predicates_parsed"] += len(todo)
