@@ -8,7 +8,12 @@ AUC and threshold, their mean and sd, the threshold rule each run chose, and how
 the threshold explains: each seed's F1 at its best threshold in hindsight has a spread of its own (the
 ranking's), and the share of the F1 variance above that is the threshold's. The shipped model is the
 seed whose test F1 lies nearest the mean (the recipe's own seed on ties), so the README's row and the
-shipped model agree."""
+shipped model agree.
+
+`seed_mean`: what averaging the seeds would give (the steadier model the spread asks for), from files
+alone: the seeds' out-of-fold P(contradiction) of the selection pairs averaged (out of fold for every
+seed), the threshold read off that by the recipe's rules (train/contradiction/threshold.py, the rule with
+the best held-out human F1), then the seeds' test P averaged and decided at it. Nothing is chosen on test."""
 from __future__ import annotations
 
 import argparse
@@ -16,8 +21,12 @@ import json
 from pathlib import Path
 
 import numpy as np
+import yaml
+from sklearn.metrics import roc_auc_score
 
-from metrics.contradiction import best_threshold
+from metrics.contradiction import best_threshold, binary_prf
+from train.contradiction.threshold import RULES, choose_threshold
+from train.contradiction.threshold_table import read_analysis
 
 FIGURES = ("precision", "recall", "f1", "auc")
 
@@ -39,6 +48,49 @@ def hindsight_f1(predictions: Path) -> float | None:
         return None
     p = [r["p_contradiction"] if r.get("p_contradiction") is not None else -1.0 for r in rows]
     return best_threshold(p, [int(r["label"]) for r in rows])[1]
+
+
+def _read_predictions(path: Path) -> dict[str, dict]:
+    return {r["id"]: r for r in (json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip())}
+
+
+def _mean(values: list) -> float | None:
+    """The mean of the seeds' P of one pair; None when no seed scored it (empty or non-English: never flagged)."""
+    kept = [v for v in values if v is not None]
+    return float(np.mean(kept)) if kept else None
+
+
+def seed_mean(release: Path, dirs: dict[int, tuple[str, str]], human_files=("chatgpt.validation",)) -> dict:
+    """The seeds' mean P: its threshold from their averaged out-of-fold P (the recipe's rules), its test figures."""
+    runs = [release / run for run, _ in dirs.values()]
+    missing = [str(r / "validation_analysis.jsonl") for r in runs if not (r / "validation_analysis.jsonl").exists()]
+    if missing:
+        return {"skipped": f"no out-of-fold scores in {missing}"}
+    analyses = [read_analysis(r / "validation_analysis.jsonl") for r in runs]
+    if any([x["id"] for x in a] != [x["id"] for x in analyses[0]] for a in analyses):
+        return {"skipped": "the seeds' selection pairs differ (another selection file or limit)"}
+    first = analyses[0]
+    p_sel = [_mean([a[i]["p"] for a in analyses]) for i in range(len(first))]
+    config = yaml.safe_load((runs[0] / ".hydra" / "config.yaml").read_text()) if (runs[0] / ".hydra" / "config.yaml").exists() else {}
+    rules = (config.get("cv") or {}).get("threshold_rule") or list(RULES)
+    cv_seed = int(config.get("seed", 13))
+    chosen = choose_threshold(rules, np.array([p if p is not None else 0.0 for p in p_sel]),
+                              np.array([x["label"] for x in first]), np.array([x["file"] in human_files for x in first]),
+                              [x["group"] for x in first], 5, 10, cv_seed, np.array([p is not None for p in p_sel]))
+    preds = [_read_predictions(release / ev / "predictions.jsonl") for _, ev in dirs.values()]
+    ids = list(preds[0])
+    if any(set(p) != set(ids) for p in preds):
+        return {"skipped": "the seeds' test predictions are of different pairs"}
+    p_test = [_mean([p[i].get("p_contradiction") for p in preds]) for i in ids]
+    labels = np.array([preds[0][i]["label"] for i in ids])
+    t = chosen["threshold"]
+    scored = [k for k, p in enumerate(p_test) if p is not None]
+    rule = chosen["by_rule"].get(chosen["rule"], {})
+    return {**binary_prf(labels, [p is not None and p >= t for p in p_test]), "threshold": t, "threshold_rule": chosen["rule"],
+            "held_out_human_f1": rule.get("f1_mean"),
+            "auc": float(roc_auc_score(labels[scored], [p_test[k] for k in scored])) if len(set(labels[scored])) > 1 else None,
+            "f1_best_threshold": best_threshold([p if p is not None else -1.0 for p in p_test], labels.tolist())[1],
+            "seeds": list(dirs)}
 
 
 def summarise(release: Path, seeds: list[int]) -> dict:
@@ -64,6 +116,8 @@ def summarise(release: Path, seeds: list[int]) -> dict:
     shipped = min(per, key=lambda s: (abs(per[s]["f1"] - out["f1_mean"]), seeds.index(s)))
     out.update(shipped_seed=shipped, shipped_model=per[shipped]["model"],
                threshold_rules=sorted({v["threshold_rule"] for v in per.values()}))
+    if len(per) > 1:
+        out["seed_mean"] = seed_mean(release, seed_dirs(seeds))
     return out
 
 
@@ -78,6 +132,10 @@ def main(argv=None) -> None:
     target.write_text(json.dumps(out, indent=1))
     print(f"{target}: F1 {100 * out['f1_mean']:.1f} ± {100 * (out['f1_sd'] or 0):.1f} over {out['n']} seeds; "
           f"shipped: seed {out['shipped_seed']}")
+    mean = out.get("seed_mean") or {}
+    if "f1" in mean:
+        print(f"the seeds' mean P: P / R / F1 {100 * mean['precision']:.1f} / {100 * mean['recall']:.1f} / {100 * mean['f1']:.1f}, "
+              f"AUC {100 * mean['auc']:.1f}, threshold {mean['threshold']:.3f} ({mean['threshold_rule']})")
 
 
 if __name__ == "__main__":

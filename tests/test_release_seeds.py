@@ -44,3 +44,31 @@ def test_a_seed_without_its_evaluation_is_named(tmp_path):
         (tmp_path / "eval" / "contradiction" / "metrics.json").write_text(json.dumps({"f1": 0.5}))
         (tmp_path / "runs" / "contradiction" / "cv_metrics.json").write_text("{}")
         summarise(tmp_path, [13, 14])
+
+
+def test_the_seeds_mean_probability_is_decided_at_a_threshold_from_their_out_of_fold_scores(tmp_path):
+    """seed_mean: the selection pairs' out-of-fold P averaged over the seeds gives the threshold (the recipe's
+    rules, read from the run's config); the test pairs' P averaged is decided at it. Two seeds that are one
+    model twice give that model's own threshold and figures."""
+    rng = np.random.default_rng(1)
+    labels = (rng.random(300) < 0.2).astype(int)
+    for k, (run, ev) in enumerate([("runs/contradiction", "eval/contradiction"),
+                                   ("runs/contradiction_seed14", "eval/contradiction_seed14")]):
+        test_p = np.clip(labels * 0.4 + rng.random(300) * 0.6, 0, 1)
+        _seed(tmp_path, run, ev, 0.7, 0.9, "pooled", labels.tolist(), test_p.tolist(), 0.5)
+        sel = [{"id": f"chatgpt/P{i % 30}/{i}", "file": "chatgpt.validation" if i < 100 else "chatgpt.big", "label": int(y),
+                "p_oof": float(np.clip(y * 0.5 + rng.random() * 0.5, 0, 1))} for i, y in enumerate(labels)]
+        (tmp_path / run / "validation_analysis.jsonl").write_text("".join(json.dumps(r) + "\n" for r in sel))
+        (tmp_path / run / ".hydra").mkdir()
+        (tmp_path / run / ".hydra" / "config.yaml").write_text("seed: 13\ncv:\n  threshold_rule: pooled\n")
+    out = summarise(tmp_path, [13, 14])["seed_mean"]
+    from release.seeds import _read_predictions
+    from metrics.contradiction import best_threshold
+    from train.contradiction.threshold_table import read_analysis
+    sel = [read_analysis(tmp_path / r / "validation_analysis.jsonl") for r in ("runs/contradiction", "runs/contradiction_seed14")]
+    mean_sel = [(a["p"] + b["p"]) / 2 for a, b in zip(*sel)]
+    assert out["threshold_rule"] == "pooled" and out["threshold"] == pytest.approx(best_threshold(mean_sel, labels.tolist())[0])
+    preds = [_read_predictions(tmp_path / e / "predictions.jsonl") for e in ("eval/contradiction", "eval/contradiction_seed14")]
+    mean_test = np.array([(preds[0][str(i)]["p_contradiction"] + preds[1][str(i)]["p_contradiction"]) / 2 for i in range(300)])
+    flagged = mean_test >= out["threshold"]
+    assert out["predicted"] == flagged.sum() and out["recall"] == pytest.approx((flagged & (labels == 1)).sum() / labels.sum())

@@ -24,7 +24,7 @@ def read_analysis(path: Path) -> list[dict]:
             continue
         try:
             r = json.loads(line)
-            rows.append({"file": str(r["file"]), "label": int(r["label"]), "p": r.get("p_oof"),
+            rows.append({"id": str(r["id"]), "file": str(r["file"]), "label": int(r["label"]), "p": r.get("p_oof"),
                          "group": f"{r['file']}|{str(r['id']).split('/')[1] if '/' in str(r['id']) else r['id']}"})
         except (ValueError, KeyError, TypeError) as e:
             raise SystemExit(f"{path}:{n}: not a validation_analysis row ({e})") from None
