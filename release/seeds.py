@@ -1,5 +1,5 @@
 """The contradiction recipe's spread over seeds, and which seed ships:
-python -m release.seeds --release DIR --seeds 13 14 15
+python -m release.seeds --release DIR --seeds 13 14 15 [--out FILE]
 
 Each seed is the whole recipe again (its encoder folds, encoder training, CV folds): stages
 `contradiction` (the recipe's own seed) and `contradiction_seedS`, tested by `eval_contradiction` and
@@ -125,9 +125,10 @@ def main(argv=None) -> None:
     ap = argparse.ArgumentParser(prog="python -m release.seeds")
     ap.add_argument("--release", type=Path, default=Path("."))
     ap.add_argument("--seeds", type=int, nargs="+", required=True, help="the recipe's own seed first")
+    ap.add_argument("--out", type=Path, default=None, help="default: RELEASE/eval/contradiction_seeds/metrics.json")
     a = ap.parse_args(argv)
     out = summarise(a.release, a.seeds)
-    target = a.release / "eval" / "contradiction_seeds" / "metrics.json"
+    target = a.out or a.release / "eval" / "contradiction_seeds" / "metrics.json"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(out, indent=1))
     print(f"{target}: F1 {100 * out['f1_mean']:.1f} ± {100 * (out['f1_sd'] or 0):.1f} over {out['n']} seeds; "
