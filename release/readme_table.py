@@ -52,8 +52,10 @@ def table(m: dict) -> str:
     ]
     # no wall time here: a release resumed after an interruption has no single one (its times, each with
     # its circumstances, are in docs/release.md)
+    seeds = list((c.get("seeds") or {}).get("seeds") or [])[1:]  # the recipe's own seed first: the rest were extra
+    extra = f" --extra-seeds {' '.join(seeds)}" if seeds else ""
     head = (f"Release `{m['profile']}` of {m['date']} (commit `{commit}`, {m['machine']}): `bash scripts/release.sh "
-            f"{m['profile']} DIR`; its manifest: `docs/results/release-{m['profile']}.json`, its times: "
+            f"{m['profile']} DIR{extra}`; its manifest: `docs/results/release-{m['profile']}.json`, its times: "
             "[release](docs/release.md).")
     lines = [BEGIN, head, "", "| model | test figure | this release | published |", "|---|---|---|---|"]
     lines += [f"| {a} | {b_} | {c_} | {d_} |" for a, b_, c_, d_ in rows]

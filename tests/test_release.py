@@ -74,7 +74,7 @@ def test_the_seeds_give_a_mean_and_the_shipped_model_is_the_seed_nearest_it(rele
     assert m["metrics"]["contradiction"]["f1"] == shipped["f1"] and m["models"]["contradiction"]["path"] == shipped["model"]
     assert all(v["threshold_rule"] in ("pooled", "weighted", "platt", "rate", "human") for v in seeds["seeds"].values())
     assert "seed14" in m["stages"]["encoder_fold0_seed14"]["command"] and "seed=14" in m["stages"]["contradiction_seed14"]["command"]
-    assert "mean ± sd of 2 seeds" in table(m)
+    assert "mean ± sd of 2 seeds" in table(m) and "release.sh tiny DIR --extra-seeds 14`" in table(m)
 
 
 def test_a_seed_added_to_a_finished_release_trains_only_its_own_stages(release):
