@@ -180,3 +180,31 @@ def test_a_non_finite_gradient_norm_stops_with_the_step():
 
     with pytest.raises(DivergenceError, match=r"non-finite gradient norm \(inf\) at step 12"):
         Guarded()._get_grad_norm(None)
+
+
+def test_options_the_code_added_since_the_stored_run_resume_at_their_defaults(tmp_path, caplog):
+    """A release run again after an upgrade: the trainer's config gained a group (its defaults keep the old
+    behaviour), the stored run predates it. Left at the defaults it is the same run; set on the command line
+    it is a choice the stored run never made."""
+    from train.predicates import VOLATILE_KEYS
+    from train.run_guard import CONFIG_FILE, ConfigMismatchError, added_defaults, claim_run_dir
+
+    cfg = compose_cfg("train_predicates", [f"output_dir={tmp_path}"])
+    with claim_run_dir(cfg, tmp_path, "train.predicates", VOLATILE_KEYS):
+        pass
+    stored = json.loads((tmp_path / CONFIG_FILE).read_text())
+    lr = stored["config"].pop("trainer.args.learning_rate")  # as if the stored run's code had no such option
+    from train.run_guard import config_hash
+    stored["hash"] = config_hash(stored["config"])
+    (tmp_path / CONFIG_FILE).write_text(json.dumps(stored))
+    with caplog.at_level("WARNING"):
+        with claim_run_dir(cfg, tmp_path, "train.predicates", VOLATILE_KEYS):
+            pass
+    assert f"trainer.args.learning_rate={lr!r}" in caplog.text
+    assert "trainer.args.learning_rate" in json.loads((tmp_path / CONFIG_FILE).read_text())["config"]
+    assert added_defaults({"a": 1}, {"a": 1, "g.k": 2, "h.k": 3}, {"g"}) == {"h.k"}
+    (tmp_path / CONFIG_FILE).write_text(json.dumps(stored))
+    other = compose_cfg("train_predicates", [f"output_dir={tmp_path}", "seed=7"])
+    with pytest.raises(ConfigMismatchError, match="seed"):
+        with claim_run_dir(other, tmp_path, "train.predicates", VOLATILE_KEYS):
+            pass

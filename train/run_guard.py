@@ -88,6 +88,24 @@ def differences(old: dict, new: dict, limit: int = 12) -> list[str]:
     return lines + ([f"... and {len(keys) - limit} more"] if len(keys) > limit else [])
 
 
+def command_line_keys() -> set[str]:
+    """The dotted keys this run's command line sets (Hydra's task overrides); none outside a Hydra app."""
+    try:
+        from hydra.core.hydra_config import HydraConfig
+
+        overrides = HydraConfig.get().overrides.task
+    except (ImportError, ValueError):
+        return set()
+    return {o.split("=", 1)[0].lstrip("+~") for o in overrides if "=" in o}
+
+
+def added_defaults(old: dict, new: dict, set_keys: set[str]) -> set[str]:
+    """Keys of `new` that `old` (a stored run's configuration) lacks and this command line does not set:
+    options the code added since, at their defaults. A key set on the command line is a choice, never one."""
+    return {k for k in new.keys() - old.keys()
+            if not any(k == s or k.startswith(s + ".") or s.startswith(k + ".") for s in set_keys)}
+
+
 def check_stored_config(cfg: DictConfig, run_dir: Path, trainer: str, volatile: tuple[str, ...], fresh: bool) -> bool:
     """Compare with the configuration stored in `run_dir`. Raises ConfigMismatchError on another one
     unless `fresh`; returns whether an earlier run of another configuration is being replaced.
@@ -96,6 +114,13 @@ def check_stored_config(cfg: DictConfig, run_dir: Path, trainer: str, volatile: 
     path = run_dir / CONFIG_FILE
     stored = json.loads(path.read_text()) if path.exists() else None
     replaced = False
+    if stored is not None and stored["hash"] != config_hash(flat):
+        added = added_defaults(stored["config"], flat, command_line_keys())
+        if added and config_hash({k: v for k, v in flat.items() if k not in added}) == config_hash(stored["config"]):
+            # the code grew options since that run, and this run leaves them at their defaults: the same run
+            log.warning("%s: options added since its run, left at their defaults: %s", run_dir,
+                        ", ".join(f"{k}={flat[k]!r}" for k in sorted(added)))
+            stored = {"hash": config_hash(flat)}
     if stored is not None and stored["hash"] != config_hash(flat):
         diff = differences(stored["config"], flat)
         if not fresh:
