@@ -18,7 +18,7 @@ import sys
 import time
 from pathlib import Path
 
-from release.stamps import file_entry, files_under, read_stamp, write_stamp
+from release.stamps import file_entry, files_under, last_stamp, write_stamp
 
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false",
               "HF_HUB_OFFLINE": os.environ.get("HF_HUB_OFFLINE", "1")}
@@ -56,7 +56,7 @@ def run_stage(name: str, outs: list[str], cmd: list[str], root: Path = Path(".")
                          f"Finished stages are kept: fix the cause and run the same release command again.")
     # the largest child's peak (ru_maxrss is in KiB on Linux): each stage is one process tree per run
     peak_mb = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    before = read_stamp(root, name) or {}
+    before = last_stamp(root, name) or {}
     previous = before.get("files", {})
     files = {str(f.relative_to(root)): file_entry(f, previous.get(str(f.relative_to(root))))
              for f in files_under(outs, root)}

@@ -45,13 +45,29 @@ def read_stamp(root: Path, name: str) -> dict | None:
     return json.loads(path.read_text()) if path.exists() else None
 
 
+def kept_path(root: Path, name: str) -> Path:
+    """A copy of the stamp that Snakemake does not know: it deletes a job's output (the stamp) before running it
+    again, and a rerun that finds the work done still needs the figures of the run that did it."""
+    return Path(root) / STAGES_DIR / ".kept" / f"{name}.json"
+
+
+def last_stamp(root: Path, name: str) -> dict | None:
+    """The stage's stamp, else the copy kept of it (a stamp Snakemake removed for the rerun now running)."""
+    for path in (stamp_path(root, name), kept_path(root, name)):
+        if path.exists():
+            return json.loads(path.read_text())
+    return None
+
+
 def write_stamp(root: Path, name: str, stamp: dict) -> Path:
-    """Written whole (a temporary file renamed), so a killed stage never leaves a stamp that looks done."""
+    """Written whole (a temporary file renamed), so a killed stage never leaves a stamp that looks done; the
+    kept copy first."""
     path = stamp_path(root, name)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(stamp, indent=1))
-    os.replace(tmp, path)
+    for target in (kept_path(root, name), path):
+        target.parent.mkdir(parents=True, exist_ok=True)
+        tmp = target.with_suffix(".tmp")
+        tmp.write_text(json.dumps(stamp, indent=1))
+        os.replace(tmp, target)
     return path
 
 
@@ -80,4 +96,5 @@ def stale_stamps(root: Path) -> dict[str, list[str]]:
         if changed:
             stale[path.stem] = changed
             path.unlink()
+            kept_path(root, path.stem).unlink(missing_ok=True)  # its figures no longer describe these files
     return stale
