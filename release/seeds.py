@@ -13,7 +13,9 @@ shipped model agree.
 `seed_mean`: what averaging the seeds would give (the steadier model the spread asks for), from files
 alone: the seeds' out-of-fold P(contradiction) of the selection pairs averaged (out of fold for every
 seed), the threshold read off that by the recipe's rules (train/contradiction/threshold.py, the rule with
-the best held-out human F1), then the seeds' test P averaged and decided at it. Nothing is chosen on test."""
+the best held-out human F1), then the seeds' test P averaged and decided at it. `common_rule`: one threshold
+rule for every seed (the best mean held-out human F1 over the seeds) and each seed's test figures at it. Nothing
+is chosen on test."""
 from __future__ import annotations
 
 import argparse
@@ -93,6 +95,28 @@ def seed_mean(release: Path, dirs: dict[int, tuple[str, str]], human_files=("cha
             "seeds": list(dirs)}
 
 
+def common_rule(release: Path, dirs: dict[int, tuple[str, str]]) -> dict:
+    """One threshold rule for every seed, chosen on dev: the rule whose held-out human F1 (each run's
+    cv_metrics.json, chosen.threshold_rule.by_rule) has the best mean over the seeds; then each seed's test
+    figures at its own threshold by that rule, and their mean and sd."""
+    by = {s: (json.loads((release / run / "cv_metrics.json").read_text()).get("chosen") or {}).get("threshold_rule", {}).get("by_rule")
+          for s, (run, _) in dirs.items()}
+    rules = [r for r in RULES if all(b and "f1_mean" in b.get(r, {}) for b in by.values())]
+    if not rules:
+        return {"skipped": "no seed's run scored its threshold rules on human pairs"}
+    dev = {r: float(np.mean([by[s][r]["f1_mean"] for s in dirs])) for r in rules}
+    rule = max(rules, key=lambda r: dev[r])
+    per = {}
+    for s, (_, ev) in dirs.items():
+        rows = list(_read_predictions(release / ev / "predictions.jsonl").values())
+        t = by[s][rule]["threshold"]
+        per[str(s)] = {**binary_prf([r["label"] for r in rows], [r.get("p_contradiction") is not None and r["p_contradiction"] >= t
+                                                                  for r in rows]), "threshold": t}
+    f1 = np.array([v["f1"] for v in per.values()])
+    return {"rule": rule, "dev_held_out_human_f1_mean": dev, "seeds": per, "f1_mean": float(f1.mean()),
+            "f1_sd": float(f1.std(ddof=1)) if len(f1) > 1 else None}
+
+
 def summarise(release: Path, seeds: list[int]) -> dict:
     per = {}
     for s, (run, ev) in seed_dirs(seeds).items():
@@ -118,6 +142,7 @@ def summarise(release: Path, seeds: list[int]) -> dict:
                threshold_rules=sorted({v["threshold_rule"] for v in per.values()}))
     if len(per) > 1:
         out["seed_mean"] = seed_mean(release, seed_dirs(seeds))
+        out["common_rule"] = common_rule(release, seed_dirs(seeds))
     return out
 
 

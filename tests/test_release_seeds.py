@@ -72,3 +72,19 @@ def test_the_seeds_mean_probability_is_decided_at_a_threshold_from_their_out_of_
     mean_test = np.array([(preds[0][str(i)]["p_contradiction"] + preds[1][str(i)]["p_contradiction"]) / 2 for i in range(300)])
     flagged = mean_test >= out["threshold"]
     assert out["predicted"] == flagged.sum() and out["recall"] == pytest.approx((flagged & (labels == 1)).sum() / labels.sum())
+
+
+def test_one_rule_for_every_seed_is_chosen_by_its_mean_held_out_f1_over_the_seeds(tmp_path):
+    from release.seeds import common_rule, seed_dirs
+
+    labels = [1, 1, 0, 0, 0, 0]
+    probs = [0.9, 0.6, 0.55, 0.3, 0.2, 0.1]
+    rules = {13: {"pooled": (0.5, 0.60), "platt": (0.8, 0.50)}, 14: {"pooled": (0.58, 0.55), "platt": (0.85, 0.62)}}
+    for s, (run, ev) in seed_dirs([13, 14]).items():
+        _seed(tmp_path, run, ev, 0.7, 0.9, "pooled", labels, probs, 0.5)
+        by = {r: {"threshold": t, "f1_mean": f} for r, (t, f) in rules[s].items()}
+        (tmp_path / run / "cv_metrics.json").write_text(json.dumps({"chosen": {"threshold_rule": {"by_rule": by}}}))
+    out = common_rule(tmp_path, seed_dirs([13, 14]))
+    assert out["rule"] == "pooled" and out["dev_held_out_human_f1_mean"]["platt"] == pytest.approx(0.56)  # 0.575 > 0.56
+    assert out["seeds"]["13"]["predicted"] == 3 and out["seeds"]["14"]["predicted"] == 2  # 0.5 flags 0.55 too, 0.58 not
+    assert out["seeds"]["14"]["f1"] == 1.0 and out["f1_mean"] == pytest.approx((0.8 + 1.0) / 2)
