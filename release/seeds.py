@@ -40,20 +40,20 @@ def seed_dirs(seeds: list[int]) -> dict[int, tuple[str, str]]:
             (f"runs/contradiction_seed{s}", f"eval/contradiction_seed{s}") for k, s in enumerate(seeds)}
 
 
+def _read_predictions(path: Path) -> dict[str, dict]:
+    return {r["id"]: r for r in (json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip())}
+
+
 def hindsight_f1(predictions: Path) -> float | None:
     """F1 at the best threshold on the test pairs themselves (an unscored pair: never flagged); None
     without labels or predictions. Only to split the spread, never to choose anything."""
     if not predictions.exists():
         return None
-    rows = [json.loads(line) for line in predictions.read_text(encoding="utf-8").splitlines() if line.strip()]
+    rows = list(_read_predictions(predictions).values())
     if not rows or any(r.get("label") is None for r in rows):
         return None
     p = [r["p_contradiction"] if r.get("p_contradiction") is not None else -1.0 for r in rows]
     return best_threshold(p, [int(r["label"]) for r in rows])[1]
-
-
-def _read_predictions(path: Path) -> dict[str, dict]:
-    return {r["id"]: r for r in (json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip())}
 
 
 def _mean(values: list) -> float | None:

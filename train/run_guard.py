@@ -114,14 +114,15 @@ def check_stored_config(cfg: DictConfig, run_dir: Path, trainer: str, volatile: 
     path = run_dir / CONFIG_FILE
     stored = json.loads(path.read_text()) if path.exists() else None
     replaced = False
-    if stored is not None and stored["hash"] != config_hash(flat):
+    mismatch = stored is not None and stored["hash"] != config_hash(flat)
+    if mismatch:
         added = added_defaults(stored["config"], flat, command_line_keys())
         if added and config_hash({k: v for k, v in flat.items() if k not in added}) == config_hash(stored["config"]):
             # the code grew options since that run, and this run leaves them at their defaults: the same run
             log.warning("%s: options added since its run, left at their defaults: %s", run_dir,
                         ", ".join(f"{k}={flat[k]!r}" for k in sorted(added)))
-            stored = {"hash": config_hash(flat)}
-    if stored is not None and stored["hash"] != config_hash(flat):
+            mismatch = False
+    if mismatch:
         diff = differences(stored["config"], flat)
         if not fresh:
             raise ConfigMismatchError(
