@@ -22,7 +22,7 @@ from omegaconf import DictConfig, OmegaConf
 
 from data_prep.consistency import read_consistency
 from data_prep.records import write_jsonl
-from metrics.entailment import (DATASETS, best_threshold, metrics_table, response_correlations,
+from metrics.entailment import (DATASETS, best_bacc_threshold, metrics_table, response_correlations,
                                 roc_curve_points)
 from models.progress import run_with_summary
 
@@ -113,7 +113,7 @@ def evaluate(cfg: DictConfig, run_dir: str | Path) -> dict:
             threshold, source = float(cv_threshold), "cross-validation on dev (stored in the checkpoint)"
         elif cfg.data.split != "dev" and cfg.data.get("dev_file"):
             dev, _ = _load(cfg.data.dev_file, "dev", cfg.data.get("limit"))
-            threshold = best_threshold([e["supported"] for e in dev], scorer.score_examples(dev))
+            threshold = best_bacc_threshold(scorer.score_examples(dev), [e["supported"] for e in dev])
             source = "dev"
         if threshold is not None:
             row = metrics_table(datasets, gold, scores, threshold)

@@ -17,7 +17,7 @@ def binary_prf(labels: Sequence[int], decisions: Sequence[bool]) -> dict:
             "positives": int(y.sum()), "predicted": int(d.sum())}
 
 
-def best_threshold(scores: Sequence[float], labels: Sequence[int], weights: Sequence[float] | None = None) -> tuple[float, float]:
+def best_f1_threshold(scores: Sequence[float], labels: Sequence[int], weights: Sequence[float] | None = None) -> tuple[float, float]:
     """(threshold, F1) with the best F1 when `score >= threshold` decides contradiction (with `weights`,
     the F1 of weighted counts: a row counts as `weight` rows); the
     threshold is the midpoint between neighbouring scores, so it generalises past the ties; among

@@ -50,7 +50,7 @@ def roc_curve_points(gold: Sequence[int], scores: Sequence[float]) -> tuple[list
     return fpr.tolist(), tpr.tolist()
 
 
-def best_threshold(gold: Sequence[int], scores: Sequence[float]) -> float:
+def best_bacc_threshold(scores: Sequence[float], gold: Sequence[int]) -> float:
     """The threshold maximising balanced accuracy (candidates: 0.5, the distinct scores, the
     midpoints between neighbours and just above the top score; ties go to the candidate closest to
     0.5, so a calibrated scorer keeps 0.5). One ROC curve gives BAcc = (TPR + TNR) / 2 at every

@@ -26,7 +26,7 @@ import numpy as np
 import yaml
 from sklearn.metrics import roc_auc_score
 
-from metrics.contradiction import best_threshold, binary_prf
+from metrics.contradiction import best_f1_threshold, binary_prf
 from train.contradiction.threshold import RULES, choose_threshold
 from train.contradiction.threshold_table import read_analysis
 
@@ -53,7 +53,7 @@ def hindsight_f1(predictions: Path) -> float | None:
     if not rows or any(r.get("label") is None for r in rows):
         return None
     p = [r["p_contradiction"] if r.get("p_contradiction") is not None else -1.0 for r in rows]
-    return best_threshold(p, [int(r["label"]) for r in rows])[1]
+    return best_f1_threshold(p, [int(r["label"]) for r in rows])[1]
 
 
 def _mean(values: list) -> float | None:
@@ -91,7 +91,7 @@ def seed_mean(release: Path, dirs: dict[int, tuple[str, str]], human_files=("cha
     return {**binary_prf(labels, [p is not None and p >= t for p in p_test]), "threshold": t, "threshold_rule": chosen["rule"],
             "held_out_human_f1": rule.get("f1_mean"),
             "auc": float(roc_auc_score(labels[scored], [p_test[k] for k in scored])) if len(set(labels[scored])) > 1 else None,
-            "f1_best_threshold": best_threshold([p if p is not None else -1.0 for p in p_test], labels.tolist())[1],
+            "f1_best_threshold": best_f1_threshold([p if p is not None else -1.0 for p in p_test], labels.tolist())[1],
             "seeds": list(dirs)}
 
 

@@ -196,7 +196,7 @@ def test_the_cli_stops_on_a_bad_line_before_any_model_loads(tmp_path):
 def test_best_threshold_equals_the_exhaustive_search():
     import numpy as np
 
-    from metrics.contradiction import best_threshold, binary_prf
+    from metrics.contradiction import best_f1_threshold, binary_prf
 
     rng = np.random.default_rng(0)
     for n in (3, 40, 300):
@@ -204,5 +204,5 @@ def test_best_threshold_equals_the_exhaustive_search():
         cands = np.unique(s)
         mids = np.concatenate([[cands[0] - 1e-6], (cands[1:] + cands[:-1]) / 2])
         want = max(((float(t), binary_prf(y, s >= t)["f1"]) for t in mids), key=lambda x: (x[1], x[0]))
-        got = best_threshold(s, y)
+        got = best_f1_threshold(s, y)
         assert got[0] == pytest.approx(want[0]) and got[1] == pytest.approx(want[1])

@@ -3,7 +3,7 @@ a few human-labelled prompts with many silver ones whose scores run higher."""
 import numpy as np
 import pytest
 
-from metrics.contradiction import best_threshold
+from metrics.contradiction import best_f1_threshold
 from train.contradiction.threshold import (RULES, check_human, choose_threshold, expected_f1_threshold,
                                            held_out_human, rule_threshold)
 
@@ -34,9 +34,9 @@ def test_weighted_best_threshold_equals_the_exhaustive_weighted_search():
         return 2 * tp / (2 * tp + fp + fn) if tp else 0.0
 
     want = max(((float(t), wf1(t)) for t in mids), key=lambda x: (x[1], x[0]))
-    got = best_threshold(s, y, weights=w)
+    got = best_f1_threshold(s, y, weights=w)
     assert got[0] == pytest.approx(want[0]) and got[1] == pytest.approx(want[1])
-    assert best_threshold(s, y, weights=np.ones(200)) == best_threshold(s, y)
+    assert best_f1_threshold(s, y, weights=np.ones(200)) == best_f1_threshold(s, y)
 
 
 def test_rules_that_read_the_human_labels_lower_the_threshold_and_raise_held_out_human_f1():
@@ -59,7 +59,7 @@ def test_rules_that_read_the_human_labels_lower_the_threshold_and_raise_held_out
 def test_held_out_scoring_never_reads_the_held_out_prompts():
     """The human rule's in-sample F1 on the human pairs is the best any threshold gets; held out, it is lower."""
     p, y, human, groups = _mixed(1)
-    in_sample = best_threshold(p[human], y[human])[1]
+    in_sample = best_f1_threshold(p[human], y[human])[1]
     assert held_out_human("human", p, y, human, groups, repeats=3)["f1_mean"] < in_sample
 
 

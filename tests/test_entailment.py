@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from hydra import compose, initialize_config_dir
 
-from metrics.entailment import (balanced_accuracy, best_threshold, metrics_table, response_correlations,
+from metrics.entailment import (balanced_accuracy, best_bacc_threshold, metrics_table, response_correlations,
                                 roc_auc)
 from models import entailment as E
 
@@ -24,7 +24,7 @@ def test_bacc_auc_by_hand():
     assert balanced_accuracy(gold, scores) == pytest.approx(0.5)       # TPR 1/2, TNR 1/2
     assert roc_auc(gold, scores) == pytest.approx(0.75)                # 3 of 4 pos/neg pairs ordered
     assert balanced_accuracy(gold, scores, 0.35) == pytest.approx(0.75)  # TPR 1, TNR 1/2
-    t = best_threshold(gold, scores)
+    t = best_bacc_threshold(scores, gold)
     assert balanced_accuracy(gold, scores, t) == pytest.approx(0.75)
     # skewed classes: BAcc is the mean of the class recalls, not accuracy
     assert balanced_accuracy([1, 1, 1, 0], [0.9, 0.9, 0.9, 0.9]) == pytest.approx(0.5)
@@ -33,7 +33,7 @@ def test_bacc_auc_by_hand():
     assert balanced_accuracy([0, 0, 0], [0.9, 0.1, 0.2]) == pytest.approx(2 / 3)
 
 
-def _exhaustive_best_threshold(gold, scores):
+def _exhaustive_best_bacc_threshold(scores, gold):
     """The former O(n^2) search, kept as the reference: every candidate scored by hand, ties to the
     candidate closest to 0.5 (then the earlier one in this list)."""
     import numpy as np
@@ -55,7 +55,7 @@ def _exhaustive_best_threshold(gold, scores):
     return best_t, bacc(best_t)
 
 
-def test_best_threshold_equals_the_exhaustive_search():
+def test_best_bacc_threshold_equals_the_exhaustive_search():
     import numpy as np
 
     rng = np.random.default_rng(0)
@@ -69,14 +69,14 @@ def test_best_threshold_equals_the_exhaustive_search():
                      np.round(rng.random(n), 1), np.full(n, rng.choice([0.3, 0.5, 0.7]))][kind]
                 cases.append((g, s.tolist()))
     for gold, scores in cases:
-        want_t, want_b = _exhaustive_best_threshold(gold, scores)
-        got_t = best_threshold(gold, scores)
+        want_t, want_b = _exhaustive_best_bacc_threshold(scores, gold)
+        got_t = best_bacc_threshold(scores, gold)
         assert got_t == want_t, (gold, scores)
         got_b = balanced_accuracy(gold, scores, got_t)
         assert (np.isnan(got_b) and np.isnan(want_b)) or got_b == pytest.approx(want_b, abs=1e-12)
     # a calibrated scorer keeps 0.5 when nothing beats it; a tie goes to the candidate nearest 0.5
-    assert best_threshold([1, 0], [0.9, 0.1]) == 0.5
-    assert best_threshold([1, 1, 0, 0], [0.9, 0.2, 0.1, 0.05]) == 0.2  # 0.2 and 0.15 both separate
+    assert best_bacc_threshold([0.9, 0.1], [1, 0]) == 0.5
+    assert best_bacc_threshold([0.9, 0.2, 0.1, 0.05], [1, 1, 0, 0]) == 0.2  # 0.2 and 0.15 both separate
 
 
 def test_group_folds_keep_references_whole_and_are_seeded():
@@ -247,7 +247,7 @@ def test_tiny_cross_encoder_trains_and_scores(tmp_path):
     gold, scores = [r["supported"] for r in oof], [r["score"] for r in oof]
     assert len(oof) == 13
     assert saved["cv"]["at_0.5"] == metrics_table([r["dataset"] for r in oof], gold, scores)
-    assert fmt["threshold"] == saved["cv"]["threshold"] == best_threshold(gold, scores)
+    assert fmt["threshold"] == saved["cv"]["threshold"] == best_bacc_threshold(scores, gold)
     sc = E.load_scorer(tmp_path / "checkpoint")
     p = sc.score("a short premise .", ["who? me"])
     assert len(p) == 1
@@ -326,7 +326,7 @@ def test_eval_cli_lexical_shape(tmp_path):
     assert {k: m[k] for k in table} == table
     # the tuned row's threshold is chosen on the dev file (here the same fixture)
     assert m["tuned_threshold"]["source"] == "dev"
-    assert m["tuned_threshold"]["threshold"] == best_threshold(gold, scores)
+    assert m["tuned_threshold"]["threshold"] == best_bacc_threshold(scores, gold)
 
 
 def test_eval_cli_wandb_offline(tmp_path):

@@ -63,11 +63,11 @@ def test_the_seeds_mean_probability_is_decided_at_a_threshold_from_their_out_of_
         (tmp_path / run / ".hydra" / "config.yaml").write_text("seed: 13\ncv:\n  threshold_rule: pooled\n")
     out = summarise(tmp_path, [13, 14])["seed_mean"]
     from release.seeds import _read_predictions
-    from metrics.contradiction import best_threshold
+    from metrics.contradiction import best_f1_threshold
     from train.contradiction.threshold_table import read_analysis
     sel = [read_analysis(tmp_path / r / "validation_analysis.jsonl") for r in ("runs/contradiction", "runs/contradiction_seed14")]
     mean_sel = [(a["p"] + b["p"]) / 2 for a, b in zip(*sel)]
-    assert out["threshold_rule"] == "pooled" and out["threshold"] == pytest.approx(best_threshold(mean_sel, labels.tolist())[0])
+    assert out["threshold_rule"] == "pooled" and out["threshold"] == pytest.approx(best_f1_threshold(mean_sel, labels.tolist())[0])
     preds = [_read_predictions(tmp_path / e / "predictions.jsonl") for e in ("eval/contradiction", "eval/contradiction_seed14")]
     mean_test = np.array([(preds[0][str(i)]["p_contradiction"] + preds[1][str(i)]["p_contradiction"]) / 2 for i in range(300)])
     flagged = mean_test >= out["threshold"]

@@ -11,7 +11,7 @@ import numpy as np
 from omegaconf import DictConfig
 from sklearn.metrics import roc_auc_score
 
-from metrics.contradiction import best_threshold, binary_prf
+from metrics.contradiction import best_f1_threshold, binary_prf
 from train.contradiction.fitting import FEATURE_SETS, fit, out_of_fold
 from train.contradiction.selection import RULES, nested_cv, pick, threshold_cell
 
@@ -58,7 +58,7 @@ def synthetic_only_grid(cfg, syn_rows, syn_labels, rows, labels, on_all) -> list
     for name in cfg.cv.feature_sets:
         for C in cfg.cv.C:
             p = np.array(fit(syn_rows, syn_labels, FEATURE_SETS[name], float(C)).probabilities(rows))
-            t, _ = best_threshold(p, labels)
+            t, _ = best_f1_threshold(p, labels)
             grid.append({"feature_set": name, "C": float(C), "threshold": t,
                          "auc": float(roc_auc_score(labels, p)), "validation": on_all(p, t)})
     top = max(grid, key=lambda g: g["validation"]["f1"])

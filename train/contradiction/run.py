@@ -40,7 +40,7 @@ import numpy as np
 from omegaconf import DictConfig, OmegaConf
 from sklearn.metrics import roc_auc_score
 
-from metrics.contradiction import best_threshold, binary_prf
+from metrics.contradiction import best_f1_threshold, binary_prf
 from models.contradiction import add_encoder_scores, analyse_pairs, entailment_only, load_components, scorable
 from train.contradiction.encoder import encoder_scores
 from train.contradiction.fitting import FEATURE_SETS, feature_sets, fit_with, out_of_fold
@@ -200,13 +200,13 @@ def baselines_cv(rows, labels_all, on_all, by_file) -> tuple[dict, float | None,
     t_ent = t_e = None
     if plain:
         ent = np.array([entailment_only(rows[i]) for i in plain])
-        t_ent, _ = best_threshold(ent, labels_all[plain])
+        t_ent, _ = best_f1_threshold(ent, labels_all[plain])
         baselines.update(lexical_numbers_differ=on_all(plain, [rows[i]["features"]["sentence_numbers_differ"] for i in plain], 0.5),
                          entailment_only={**on_all(plain, ent, t_ent), "threshold": t_ent})
     e_idx = [i for i, r in enumerate(rows) if "encoder_p" in r]
     if e_idx:
         e_p = np.array([rows[i]["encoder_p"] for i in e_idx])
-        t_e, _ = best_threshold(e_p, labels_all[e_idx])
+        t_e, _ = best_f1_threshold(e_p, labels_all[e_idx])
         baselines["encoder_alone"] = {**on_all(e_idx, e_p, t_e), "threshold": t_e, "by_file": by_file(e_idx, e_p, t_e),
                                       "auc": float(roc_auc_score(labels_all[e_idx], e_p))}
     return baselines, t_ent, t_e

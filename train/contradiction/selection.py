@@ -21,7 +21,7 @@ from typing import Callable, Sequence
 import numpy as np
 from sklearn.model_selection import StratifiedGroupKFold
 
-from metrics.contradiction import best_threshold, binary_prf
+from metrics.contradiction import best_f1_threshold, binary_prf
 
 RULES = ("best", "one_se")
 
@@ -76,7 +76,7 @@ def threshold_cell(name: str, features: Sequence[str], C: float, idx: list[int],
                    pool: list[int]) -> dict:
     """A grid cell over the pairs `pool`: its threshold (best F1 of the out-of-fold P of its scorable
     pairs `idx`) and its decisions over the whole pool (an unscored pair decides 'no contradiction')."""
-    t, _ = best_threshold(oof, labels[idx])
+    t, _ = best_f1_threshold(oof, labels[idx])
     where = {i: k for k, i in enumerate(pool)}
     decisions = np.zeros(len(pool), bool)
     decisions[[where[i] for i in idx]] = np.asarray(oof) >= t

@@ -25,7 +25,7 @@ import numpy as np
 from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedGroupKFold
 
-from metrics.contradiction import best_threshold, binary_prf
+from metrics.contradiction import best_f1_threshold, binary_prf
 from train.contradiction.selection import group_bootstrap_se
 
 RULES = ("pooled", "human", "weighted", "platt", "rate")
@@ -56,13 +56,13 @@ def rule_threshold(rule: str, p: np.ndarray, labels: np.ndarray, human: np.ndarr
     if rule not in RULES:
         raise ValueError(f"cv.threshold_rule={rule}: one of {RULES}")
     if rule == "pooled":
-        return best_threshold(p, labels)[0]
+        return best_f1_threshold(p, labels)[0]
     if rule == "human":
-        return best_threshold(p[human], labels[human])[0]
+        return best_f1_threshold(p[human], labels[human])[0]
     if rule == "weighted":
         n_h, n_s = human.sum(), (~human).sum()
         w = np.where(human, max(n_s, 1) / n_h, 1.0)
-        return best_threshold(p, labels, weights=w)[0]
+        return best_f1_threshold(p, labels, weights=w)[0]
     if rule == "platt":
         x, fit = _logit(p)[:, None], human & scored
         if len(set(labels[fit])) < 2:

@@ -41,7 +41,7 @@ from omegaconf import DictConfig
 
 from data_prep.consistency import read_consistency
 from data_prep.records import write_jsonl
-from metrics.entailment import best_threshold, metrics_table
+from metrics.entailment import best_bacc_threshold, metrics_table
 from models import entailment as E
 from models.checkpoint import is_hub_id
 from models.model_paths import resolve_model_path
@@ -162,7 +162,7 @@ def cv_summary(examples: list[dict], oof: list, n_folds: int, run_dir: Path) -> 
         return None
     sub = [examples[i] for i in done]
     scores = [oof[i] for i in done]
-    thr = best_threshold([e["supported"] for e in sub], scores)
+    thr = best_bacc_threshold(scores, [e["supported"] for e in sub])
     cv = {"folds": n_folds, "n": len(done), "threshold": thr,
           "at_0.5": metrics_table([e["dataset"] for e in sub], [e["supported"] for e in sub], scores),
           "at_threshold": metrics_table([e["dataset"] for e in sub], [e["supported"] for e in sub], scores, thr)}

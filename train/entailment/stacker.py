@@ -10,7 +10,7 @@ import hydra
 from omegaconf import DictConfig
 
 from data_prep.records import read_jsonl, write_jsonl
-from metrics.entailment import best_threshold, metrics_table, response_correlations
+from metrics.entailment import best_bacc_threshold, metrics_table, response_correlations
 from models import entailment as E
 from models.entailment.contradiction_signal import FEATURES as SIGNAL_FEATURES
 from models.entailment.features import CONTEXT_FEATURES
@@ -64,7 +64,7 @@ def fit_stacker(cfg: DictConfig, examples, oof_neural: list[float] | None, run_d
     for name, cols in candidates.items():
         Z, mean, std = _standardize(X[:, [every.index(f) for f in cols]])
         oof = _out_of_fold(Z, y, examples, C, cfg)
-        thr = best_threshold(y.tolist(), oof.tolist())
+        thr = best_bacc_threshold(oof.tolist(), y.tolist())
         table = metrics_table(ds, y.tolist(), oof.tolist(), thr)
         resp = response_correlations([e["response_id"] for e in examples], ds, y.tolist(), oof.tolist())
         results[name] = {"features": cols, "threshold": thr, "Z": Z, "mean": mean, "std": std, "oof": oof,
@@ -209,7 +209,7 @@ def extra_labels(cfg: DictConfig, examples, stacker, every, feats, best, y, C: f
     by_weight, cells = {0.0: best["mean_bacc"]}, {}
     for w in [float(x) for x in cfg.extra.weights]:
         oof = _out_of_fold(best["Z"], y, examples, C, cfg, (eZ, ey, groups, w))
-        thr = best_threshold(y.tolist(), oof.tolist())
+        thr = best_bacc_threshold(oof.tolist(), y.tolist())
         table = metrics_table(ds, y.tolist(), oof.tolist(), thr)
         by_weight[w] = float(np.mean([table[d]["bacc"] for d in ("cliff", "factscore", "verifiability")
                                       if table[d]["bacc"] is not None]))

@@ -18,7 +18,7 @@ def prf(tp: int, n_pred: int, n_gold: int) -> dict:
 
 
 def threshold_for_best_f1(scores, gold) -> float:
-    """The detection threshold of one type, chosen on dev. (Not metrics.entailment.best_threshold,
+    """The detection threshold of one type, chosen on dev. (Not metrics.entailment.best_bacc_threshold,
     which takes (gold, scores) in that order and tunes balanced accuracy.)
 
     Semantics: a word is predicted when its score >= the threshold; the threshold is the point of
