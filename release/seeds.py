@@ -44,6 +44,17 @@ def _read_predictions(path: Path) -> dict[str, dict]:
     return {r["id"]: r for r in (json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip())}
 
 
+def _threshold_rule(release: Path, run: str) -> dict:
+    """The run's chosen threshold rule as its cv_metrics.json records it (`rule`, `threshold`, `by_rule`)."""
+    cv = json.loads((release / run / "cv_metrics.json").read_text())
+    return (cv.get("chosen") or {}).get("threshold_rule") or {}
+
+
+def _flagged(probs: list, t: float) -> list[bool]:
+    """The decisions at `t`; a pair no model scored (P None) is never flagged."""
+    return [p is not None and p >= t for p in probs]
+
+
 def hindsight_f1(predictions: Path) -> float | None:
     """F1 at the best threshold on the test pairs themselves (an unscored pair: never flagged); None
     without labels or predictions. Only to split the spread, never to choose anything."""
@@ -88,7 +99,7 @@ def seed_mean(release: Path, dirs: dict[int, tuple[str, str]], human_files=("cha
     t = chosen["threshold"]
     scored = [k for k, p in enumerate(p_test) if p is not None]
     rule = chosen["by_rule"].get(chosen["rule"], {})
-    return {**binary_prf(labels, [p is not None and p >= t for p in p_test]), "threshold": t, "threshold_rule": chosen["rule"],
+    return {**binary_prf(labels, _flagged(p_test, t)), "threshold": t, "threshold_rule": chosen["rule"],
             "held_out_human_f1": rule.get("f1_mean"),
             "auc": float(roc_auc_score(labels[scored], [p_test[k] for k in scored])) if len(set(labels[scored])) > 1 else None,
             "f1_best_threshold": best_f1_threshold([p if p is not None else -1.0 for p in p_test], labels.tolist())[1],
@@ -99,8 +110,7 @@ def common_rule(release: Path, dirs: dict[int, tuple[str, str]]) -> dict:
     """One threshold rule for every seed, chosen on dev: the rule whose held-out human F1 (each run's
     cv_metrics.json, chosen.threshold_rule.by_rule) has the best mean over the seeds; then each seed's test
     figures at its own threshold by that rule, and their mean and sd."""
-    by = {s: (json.loads((release / run / "cv_metrics.json").read_text()).get("chosen") or {}).get("threshold_rule", {}).get("by_rule")
-          for s, (run, _) in dirs.items()}
+    by = {s: _threshold_rule(release, run).get("by_rule") for s, (run, _) in dirs.items()}
     rules = [r for r in RULES if all(b and "f1_mean" in b.get(r, {}) for b in by.values())]
     if not rules:
         return {"skipped": "no seed's run scored its threshold rules on human pairs"}
@@ -110,8 +120,8 @@ def common_rule(release: Path, dirs: dict[int, tuple[str, str]]) -> dict:
     for s, (_, ev) in dirs.items():
         rows = list(_read_predictions(release / ev / "predictions.jsonl").values())
         t = by[s][rule]["threshold"]
-        per[str(s)] = {**binary_prf([r["label"] for r in rows], [r.get("p_contradiction") is not None and r["p_contradiction"] >= t
-                                                                  for r in rows]), "threshold": t}
+        per[str(s)] = {**binary_prf([r["label"] for r in rows], _flagged([r.get("p_contradiction") for r in rows], t)),
+                       "threshold": t}
     f1 = np.array([v["f1"] for v in per.values()])
     return {"rule": rule, "dev_held_out_human_f1_mean": dev, "seeds": per, "f1_mean": float(f1.mean()),
             "f1_sd": float(f1.std(ddof=1)) if len(f1) > 1 else None}
@@ -124,9 +134,8 @@ def summarise(release: Path, seeds: list[int]) -> dict:
         if not metrics_file.exists():
             raise FileNotFoundError(f"{metrics_file}: seed {s}'s test evaluation wrote no metrics")
         m = json.loads(metrics_file.read_text())
-        cv = json.loads((release / run / "cv_metrics.json").read_text())
         per[s] = {**{k: m.get(k) for k in FIGURES}, "threshold": m.get("threshold"),
-                  "threshold_rule": (cv.get("chosen") or {}).get("threshold_rule", {}).get("rule", "pooled"),
+                  "threshold_rule": _threshold_rule(release, run).get("rule", "pooled"),
                   "f1_best_threshold": hindsight_f1(release / ev / "predictions.jsonl"),
                   "model": f"{run}/contradiction", "run": run, "evaluation": ev}
     out = {"seeds": {str(s): v for s, v in per.items()}, "n": len(per)}
