@@ -44,7 +44,8 @@ def context_text(pair: dict, context: str, context_words: int) -> str:
 
 class PairEncoder:
     def __init__(self, model, tokenizer, context: str = "prompt", context_words: int = 48, max_length: int = 192,
-                 batch_size: int = 32, bf16: bool = False, info: dict | None = None, symmetric: bool = False):
+                 batch_size: int = 32, bf16: bool = False, info: dict | None = None, symmetric: bool = False,
+                 calibration: dict | None = None):
         import torch
 
         self.torch, self.model, self.tokenizer = torch, model, tokenizer
@@ -54,6 +55,11 @@ class PairEncoder:
         # symmetric: P(contradiction) is the mean over both orders of the sentences (contradiction is
         # symmetric; the encoder, trained on both orders, still reads them differently); 2x the cost
         self.symmetric = bool(symmetric)
+        # calibration: {slope, intercept} on logit(P) (Platt), fitted by train.contradiction on the pairs this
+        # encoder scored out of fold; fold encoders trained on different prompts come out on different scales
+        # (one's median P on validation's contradictions 0.14, the other's 0.96), so each is mapped to the
+        # labels' scale before the ensemble averages them; None: the raw P
+        self.calibration = dict(calibration) if calibration else None
         context_text({}, context, self.context_words)  # an unknown mode fails here, not mid-run
 
     # ------------------------------------------------------------------ inputs
@@ -88,9 +94,15 @@ class PairEncoder:
     def score(self, pairs: Sequence[dict]) -> list[float]:
         """P(contradiction) per pair, in order (with `symmetric`, the mean over both orders)."""
         if not self.symmetric:
-            return self._score(pairs)
+            return self.calibrated(self._score(pairs))
         both = self._score(list(pairs) + [dict(p, a=p.get("b"), b=p.get("a")) for p in pairs])
-        return [(x + y) / 2 for x, y in zip(both[:len(pairs)], both[len(pairs):])]
+        return self.calibrated([(x + y) / 2 for x, y in zip(both[:len(pairs)], both[len(pairs):])])
+
+    def calibrated(self, probs: Sequence[float]) -> list[float]:
+        """P mapped through the encoder's Platt calibration (unchanged without one)."""
+        if not self.calibration:
+            return list(probs)
+        return apply_platt(probs, self.calibration["slope"], self.calibration["intercept"])
 
     def _score(self, pairs: Sequence[dict]) -> list[float]:
         """P(contradiction) per pair, in order; batches of similar length (little padding)."""
@@ -112,7 +124,8 @@ class PairEncoder:
     # ------------------------------------------------------------------ save / load
     def config(self) -> dict:
         return {"context": self.context, "context_words": self.context_words, "max_length": self.max_length,
-                "symmetric": self.symmetric, "info": self.info}
+                "symmetric": self.symmetric, "info": self.info,
+                **({"calibration": self.calibration} if self.calibration else {})}
 
     def save_pretrained(self, folder: str | Path) -> Path:
         folder = Path(folder)
@@ -136,6 +149,35 @@ class PairEncoder:
             return PairEncoderEnsemble.from_pretrained(folder, batch_size=batch_size, bf16=bf16)
         model = AutoModelForSequenceClassification.from_pretrained(folder)
         return cls(model, AutoTokenizer.from_pretrained(folder), batch_size=batch_size, bf16=bf16, **cfg)
+
+
+def _logit(p: Sequence[float]):
+    import numpy as np
+
+    q = np.clip(np.asarray(p, float), 1e-6, 1 - 1e-6)
+    return np.log(q / (1 - q))
+
+
+def apply_platt(probs: Sequence[float], slope: float, intercept: float) -> list[float]:
+    import numpy as np
+
+    return (1 / (1 + np.exp(-(slope * _logit(probs) + intercept)))).tolist()
+
+
+def fit_platt(probs: Sequence[float], labels: Sequence[int]) -> dict:
+    """{slope, intercept, pairs, positives}: a logistic fit of the labels on logit(P), nearly unregularised.
+    Raises when the pairs hold one class or the fit does not increase with P (a calibration must keep the order)."""
+    import numpy as np
+    from sklearn.linear_model import LogisticRegression
+
+    y = np.asarray(labels, int)
+    if len(set(y.tolist())) < 2:
+        raise ValueError(f"Platt calibration: the {len(y)} pairs hold one class only")
+    fit = LogisticRegression(C=1e4, max_iter=1000).fit(_logit(probs)[:, None], y)
+    slope, intercept = float(fit.coef_[0, 0]), float(fit.intercept_[0])
+    if slope <= 0:
+        raise ValueError(f"Platt calibration: slope {slope:.3f} on {len(y)} pairs: not increasing in P")
+    return {"slope": slope, "intercept": intercept, "pairs": int(len(y)), "positives": int(y.sum())}
 
 
 class PairEncoderEnsemble:

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from omegaconf import DictConfig
 
-from models.contradiction.pair_encoder import PairEncoderEnsemble
+from models.contradiction.pair_encoder import PairEncoderEnsemble, fit_platt
 from train.contradiction.pair_encoder import train_stage
 
 log = logging.getLogger(__name__)
@@ -36,9 +36,12 @@ def prompt_folds(prompts: set[str], folds: int, seed: int) -> dict[str, int]:
     return {p: i % folds for i, p in enumerate(order)}
 
 
-def encoder_scores(cfg: DictConfig, sel_pairs: list[dict], train_pairs: list[dict], run_dir: Path):
+def encoder_scores(cfg: DictConfig, sel_pairs: list[dict], train_pairs: list[dict], run_dir: Path,
+                   calibration_files: set[str] | None = None):
     """(out-of-sample P(contradiction) of every selection pair, the final encoder, info).
-    Pairs carry `file` (where they were read) and `group` (their prompt)."""
+    Pairs carry `file` (where they were read) and `group` (their prompt). With `encoder.calibrate`, each
+    fold encoder is Platt-calibrated on the pairs of `calibration_files` it scored out of fold (default: every
+    selection file), and its scores and the ensemble's are the calibrated ones."""
     enc, seed = cfg.encoder, int(cfg.seed)
     shared_files = {p["file"] for p in train_pairs} & {p["file"] for p in sel_pairs}
     folds = int(enc.folds) if shared_files else 0
@@ -79,7 +82,18 @@ def encoder_scores(cfg: DictConfig, sel_pairs: list[dict], train_pairs: list[dic
         members.append(encoder)
         info["stages"][f"fold{k}"] = encoder.info
         todo = [i for i, p in enumerate(sel_pairs) if in_fold(p, k)]
-        for i, s in zip(todo, encoder.score([sel_pairs[i] for i in todo])):
+        encoder.calibration = None  # the raw P: a calibration is fitted on them below
+        fold_scores = encoder.score([sel_pairs[i] for i in todo])
+        if enc.get("calibrate"):
+            fit_on = [j for j, i in enumerate(todo) if calibration_files is None or sel_pairs[i]["file"] in calibration_files]
+            try:
+                encoder.calibration = fit_platt([fold_scores[j] for j in fit_on], [sel_pairs[todo[j]]["label"] for j in fit_on])
+            except ValueError as e:
+                raise ValueError(f"encoder.calibrate: fold {k}'s out-of-fold selection pairs: {e}") from None
+            fold_scores = encoder.calibrated(fold_scores)
+            info.setdefault("calibration", {})[f"fold{k}"] = encoder.calibration
+            log.info("encoder fold %d: Platt calibration %s", k, encoder.calibration)
+        for i, s in zip(todo, fold_scores):
             scores[i] = s
         log.info("encoder fold %d: trained on %d pairs, scored %d selection pairs", k, encoder.info.get("train_pairs", -1),
                  len(todo))

@@ -70,7 +70,7 @@ def train(cfg: DictConfig, run_dir: Path) -> dict:
     run_dir.mkdir(parents=True, exist_ok=True)
     final_encoder, enc_info = None, {}
     if with_encoder:  # first: the parse below may come from a cache that another run fills meanwhile
-        done = encoder_scores(cfg, pairs + report, enc_pairs, run_dir)
+        done = encoder_scores(cfg, pairs + report, enc_pairs, run_dir, calibration_files={p["file"] for p in pairs})
         if done is None:  # encoder.stage: that stage alone
             log.info("encoder stage %s trained; run without encoder.stage to finish", enc.stage)
             return {"encoder_stage": str(enc.stage)}

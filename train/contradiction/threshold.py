@@ -22,19 +22,14 @@ The same table for any finished run: python -m train.contradiction.threshold_tab
 from __future__ import annotations
 
 import numpy as np
-from sklearn.linear_model import LogisticRegression
 from sklearn.model_selection import StratifiedGroupKFold
 
 from metrics.contradiction import best_f1_threshold, binary_prf
+from models.contradiction.pair_encoder import apply_platt, fit_platt
 from train.contradiction.selection import group_bootstrap_se
 
 RULES = ("pooled", "human", "weighted", "platt", "rate")
 NEEDS_HUMAN = {"human", "weighted", "platt", "rate"}
-
-
-def _logit(p: np.ndarray) -> np.ndarray:
-    p = np.clip(np.asarray(p, float), 1e-6, 1 - 1e-6)
-    return np.log(p / (1 - p))
 
 
 def expected_f1_threshold(q: np.ndarray) -> float:
@@ -64,17 +59,15 @@ def rule_threshold(rule: str, p: np.ndarray, labels: np.ndarray, human: np.ndarr
         w = np.where(human, max(n_s, 1) / n_h, 1.0)
         return best_f1_threshold(p, labels, weights=w)[0]
     if rule == "platt":
-        x, fit = _logit(p)[:, None], human & scored
-        if len(set(labels[fit])) < 2:
-            raise ValueError("cv.threshold_rule=platt: the scored human-labelled pairs hold one class only")
-        calib = LogisticRegression(C=1e4, max_iter=1000).fit(x[fit], labels[fit])
-        q = np.where(scored, calib.predict_proba(x)[:, 1], 0.0)
+        fit = human & scored
+        try:
+            calib = fit_platt(p[fit], labels[fit])
+        except ValueError as e:
+            raise ValueError(f"cv.threshold_rule=platt on the scored human-labelled pairs: {e}") from None
+        q = np.where(scored, apply_platt(p, calib["slope"], calib["intercept"]), 0.0)
         tq = expected_f1_threshold(q)
         # back to the raw score: the smallest p whose calibrated q reaches tq (calibration is monotone)
-        slope, icpt = float(calib.coef_[0, 0]), float(calib.intercept_[0])
-        if slope <= 0:
-            raise ValueError("cv.threshold_rule=platt: the calibration fit is not increasing in P")
-        z = (np.log(tq / (1 - tq)) - icpt) / slope
+        z = (np.log(tq / (1 - tq)) - calib["intercept"]) / calib["slope"]
         return float(1 / (1 + np.exp(-z)))
     # rate: flag the human contradiction rate of every selection pair
     rate = labels[human].mean()
