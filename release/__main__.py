@@ -6,6 +6,8 @@
   --cores N           stages at once, one thread each (default: every core)
   --extra-seeds S ..  train and test the contradiction recipe with these seeds too, beside the profile's
                       extra_contradiction_seeds (release/seeds.py: mean ± sd; the shipped seed is the one nearest it)
+  --stages NAME ..    build only these stages and what they need (e.g. parser detector), no manifest; a later
+                      run without it goes on from there
   hub=push hub.repo_id=ORG/NAME [hub.private=false]   then publish the set (release/publish.py)
 
 The pipeline is release/Snakefile. Before it runs: DIR is locked (a second release in DIR is refused,
@@ -54,11 +56,12 @@ def forget_manifest_without_its_stages(release: Path) -> None:
 
 
 def snakemake_command(profile: str, release: Path, data: Path, cores: int, dry_run: bool,
-                      extra_seeds: list[int] = ()) -> list[str]:
+                      extra_seeds: list[int] = (), stages: list[str] = ()) -> list[str]:
     cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "release" / "Snakefile"),
            "--directory", str(release), "--cores", str(cores), "--config", f"profile={profile}", f"repo={REPO}",
            f"data_dir={data}", f"extra_seeds=[{','.join(map(str, extra_seeds))}]",
            "--rerun-incomplete", "--nolock"]  # DIR's own lock (below) names its holder
+    cmd += [f"stages/{s}.json" for s in stages]  # a stage's target is its stamp; none: rule `all`, the manifest
     return cmd + (["--dry-run", "--quiet", "rules"] if dry_run else ["--quiet", "rules", "host"])
 
 
@@ -79,6 +82,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dry-run", action="store_true")
     ap.add_argument("--cores", type=int, default=os.cpu_count() or 1)
     ap.add_argument("--extra-seeds", type=int, nargs="+", default=[])
+    ap.add_argument("--stages", nargs="+", default=[])
     args, extra = ap.parse_known_args(argv)
     hub = hub_args(extra)
     if not (PROFILES / f"{args.profile}.yaml").exists():
@@ -99,8 +103,8 @@ def main(argv: list[str] | None = None) -> int:
                       "changed since it finished", file=sys.stderr)
             forget_manifest_without_its_stages(release)
             code = subprocess.call(snakemake_command(args.profile, release, data, args.cores, args.dry_run,
-                                                     args.extra_seeds))
-            if code != 0 or args.dry_run:
+                                                     args.extra_seeds, args.stages))
+            if code != 0 or args.dry_run or args.stages:
                 return code
             if hub.get("hub") == "push":
                 from release.publish import publish
