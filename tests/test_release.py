@@ -123,6 +123,21 @@ def test_an_edited_or_deleted_output_reruns_that_stage_and_what_follows(release)
     assert [s for s in again if again[s] != after[s]] == ["eval_decomp_score"]
 
 
+def test_stages_builds_only_the_named_stages_and_a_later_run_goes_on(release):
+    shutil.rmtree(release / "eval" / "copula")
+    dry = run_release(release, "--dry-run", "--stages", "eval_copula")
+    assert dry.returncode == 0, dry.stderr[-2000:]
+    table = dry.stdout.split("Job stats:")[1].split("total")[0].splitlines()[3:]
+    assert dict(line.split()[:2] for line in table if line.strip()) == {"evaluate": "1"}, dry.stdout
+    before = stamp_times(release)
+    assert run_release(release, "--stages", "eval_copula").returncode == 0
+    after = stamp_times(release)
+    assert [s for s in after if after[s] != before.get(s)] == ["eval_copula"]
+    assert (release / "eval" / "copula" / "metrics.json").exists() and not (release / "manifest.json").exists()
+    assert run_release(release).returncode == 0  # the whole release: only the manifest was left
+    assert stamp_times(release) == after and (release / "manifest.json").exists()
+
+
 def test_the_release_scores_a_text_from_the_cli_and_from_python(release, tmp_path):
     ex = ROOT / "examples" / "consistency"
     env = {**os.environ, "QASEM_DATA_DIR": str(real_data_dir()), "QASEM_ALLOCATOR": "glibc"}
