@@ -41,12 +41,13 @@ from omegaconf import DictConfig, OmegaConf
 from sklearn.metrics import roc_auc_score
 
 from metrics.contradiction import best_f1_threshold, binary_prf
-from models.contradiction import add_encoder_scores, analyse_pairs, entailment_only, load_components, scorable
+from models.contradiction import add_encoder_scores, analyse_pairs, entailment_only, load_components
 from train.contradiction.encoder import encoder_scores
 from train.contradiction.fitting import FEATURE_SETS, feature_sets, fit_with, out_of_fold
 from train.contradiction.gate import choose_gate
 from train.contradiction.grid import nested_selection, report_by_generator, search, synthetic_only_grid
 from train.contradiction.inputs import analysed, read_labelled, read_synthetic
+from train.contradiction.pairs import SelectionPairs
 from train.contradiction.publish import publish
 from train.contradiction.threshold import check_human, choose_threshold
 
@@ -81,24 +82,11 @@ def train(cfg: DictConfig, run_dir: Path) -> dict:
     rows = analysed(cfg, pairs, components)
     if with_encoder:
         add_encoder_scores(rows, scores[:len(pairs)])
-    labels_all = np.array([p["label"] for p in pairs])
-    groups_all = [f"{p['file']}|{p['group']}" for p in pairs]
+    sel = SelectionPairs(pairs, rows)
+    labels_all, groups_all, usable, on_all, by_file = sel.labels, sel.groups, sel.usable, sel.on_all, sel.by_file
     statuses = dict(Counter(r["status"] for r in rows))
     log.info("%d selection pairs (%d contradictions) from %s, statuses %s", len(pairs), labels_all.sum(),
              [cfg.data.train_file, *sel_files], statuses)
-
-    def usable(features) -> list[int]:
-        return [i for i, r in enumerate(rows) if scorable(r, features)]
-
-    def on_all(idx, probs, t: float, files=None) -> dict:
-        """P/R/F1 over every pair (of `files`): a pair without a score counts as 'no contradiction' found."""
-        decision = np.zeros(len(pairs), bool)
-        decision[idx] = np.asarray(probs) >= t
-        keep = [i for i, p in enumerate(pairs) if files is None or p["file"] in files]
-        return binary_prf(labels_all[keep], decision[keep])
-
-    def by_file(idx, probs, t) -> dict:
-        return {Path(f).stem: on_all(idx, probs, t, {f}) for f in dict.fromkeys(p["file"] for p in pairs)}
 
     syn_rows, syn_labels, weights = [], np.array([], int), [None]  # None: no synthetic; a number: its weight
     if syn_pairs:
