@@ -260,6 +260,31 @@ def test_stages_train_alone_and_the_run_reloads_them(tmp_path, scripted):
     assert all(s["steps"] == 2 for s in staged["encoder"]["stages"].values())
 
 
+def test_a_stage_of_other_settings_is_refused_and_stages_from_reuses_another_runs(tmp_path, scripted):
+    from train.contradiction import train
+
+    pairs = _pairs_file(tmp_path / "pairs.jsonl")
+    big = tmp_path / "big.jsonl"
+    big.write_text("".join(line.replace('"prompt": "', '"prompt": "big ') for line in pairs.read_text().splitlines(True)))
+    over = ["parser=P", "detector=D", "entailment=E", f"data.train_file={pairs}", f"selection.files=[{big}]",
+            "cv.folds=2", "cv.C=[1.0]", "cv.feature_sets=[encoder]", TINY, "encoder.tokenizer=minilm",
+            f"encoder.train_files=[{big}]", "encoder.report_files=[]", "encoder.max_steps=2", "encoder.batch_size=4",
+            "encoder.bf16=false", "encoder.final=fold_ensemble", f"analysis_cache={tmp_path / 'cache'}"]
+    first = train(compose_cfg("train_contradiction", over), tmp_path / "A")
+    with pytest.raises(ValueError, match="max_steps: 2 -> 3"):  # a silent reload would report a 2-step model as 3
+        train(compose_cfg("train_contradiction", [*over, "encoder.max_steps=3"]), tmp_path / "A")
+    stages = tmp_path / "A" / "encoder"
+    stamps = {p: p.stat().st_mtime_ns for p in stages.rglob("model.safetensors")}
+    again = train(compose_cfg("train_contradiction", [*over, f"encoder.stages_from={stages}"]), tmp_path / "B")
+    assert again["chosen"] == first["chosen"] and not (tmp_path / "B" / "encoder").exists()
+    assert {p: p.stat().st_mtime_ns for p in stages.rglob("model.safetensors")} == stamps  # loaded, not trained
+    with pytest.raises(ValueError, match="epochs"):
+        train(compose_cfg("train_contradiction", [*over, "encoder.epochs=2", f"encoder.stages_from={stages}"]),
+              tmp_path / "C")
+    with pytest.raises(FileNotFoundError, match="no finished stage fold0"):
+        train(compose_cfg("train_contradiction", [*over, f"encoder.stages_from={tmp_path / 'none'}"]), tmp_path / "D")
+
+
 def test_fold_ensemble_scores_with_the_fold_encoders_and_trains_no_final_stage(tmp_path, scripted):
     """encoder.final=fold_ensemble: only the fold stages train; validation (never trained on) and the shipped
     folder score with the mean of the fold encoders' P; the folder reloads as the same ensemble."""

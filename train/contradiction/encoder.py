@@ -21,6 +21,7 @@ import logging
 import random
 from pathlib import Path
 
+import hydra
 from omegaconf import DictConfig
 
 from models.contradiction.pair_encoder import PairEncoderEnsemble, fit_platt
@@ -56,13 +57,17 @@ def encoder_scores(cfg: DictConfig, sel_pairs: list[dict], train_pairs: list[dic
     def in_fold(p: dict, k: int) -> bool:
         return p["file"] in shared_files and fold_of[p["group"]] == k
 
+    stages_dir = Path(hydra.utils.to_absolute_path(str(enc.stages_from))) if enc.get("stages_from") else run_dir / "encoder"
+
     def stage(name: str):
         """Train (or reload) one stage: fold k trains on every training pair outside fold k, seed + k;
-        the final stage on all of them, seed."""
+        the final stage on all of them, seed. With encoder.stages_from, reload it from there (never train)."""
+        if enc.get("stages_from") and not (stages_dir / name / "model").is_dir():
+            raise FileNotFoundError(f"encoder.stages_from={enc.stages_from}: no finished stage {name} in {stages_dir}")
         if name == "final":
-            return train_stage(enc, train_pairs, run_dir / "encoder" / "final", seed, cfg)
+            return train_stage(enc, train_pairs, stages_dir / "final", seed, cfg)
         k = int(name[len("fold"):])
-        return train_stage(enc, [p for p in train_pairs if not in_fold(p, k)], run_dir / "encoder" / name, seed + k, cfg)
+        return train_stage(enc, [p for p in train_pairs if not in_fold(p, k)], stages_dir / name, seed + k, cfg)
 
     final_mode = str(enc.get("final") or "retrain")
     if final_mode not in ("retrain", "fold_ensemble"):

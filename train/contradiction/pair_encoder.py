@@ -5,6 +5,8 @@ stops, an optional time budget, and the model saved to <stage>/model when done (
 model is not trained again)."""
 from __future__ import annotations
 
+import hashlib
+import json
 import logging
 import random
 import shutil
@@ -20,6 +22,39 @@ from train.runs import resume_checkpoint
 from train.budget_schedule import TimeBudgetCallback
 
 log = logging.getLogger(__name__)
+
+SETTINGS_FILE = "stage_settings.json"
+# what a stage's weights depend on; how they score (symmetric, calibrate), where and how long (max_train_minutes,
+# a budget like the parser's) they run are not among them
+TRAINING_KEYS = ("model", "random_config", "tokenizer", "context", "context_words", "max_length", "epochs",
+                 "batch_size", "learning_rate", "max_steps", "bf16")
+
+
+def stage_settings(enc: DictConfig, pairs: list[dict], seed: int) -> dict:
+    """The settings a stage is trained with: the encoder's training keys, its seed and which pairs (by file
+    name and id, so that another data folder or clone holding the same files matches)."""
+    from omegaconf import OmegaConf
+
+    ids = "\n".join(f"{Path(p['file']).name}:{p['id']}:{p['label']}" for p in pairs)
+    value = lambda v: OmegaConf.to_container(v, resolve=True) if OmegaConf.is_config(v) else v  # noqa: E731
+    return {**{k: value(enc.get(k)) for k in TRAINING_KEYS}, "seed": seed, "pairs": len(pairs),
+            "pairs_sha256": hashlib.sha256(ids.encode()).hexdigest()}
+
+
+def check_stage_settings(stage_dir: Path, settings: dict) -> None:
+    """Refuse a stage folder trained (or begun) with other settings: reloading or resuming it would give a
+    model the configuration does not describe. A stage from before the settings were recorded is taken as is."""
+    path = stage_dir / SETTINGS_FILE
+    if not path.exists():
+        if (stage_dir / "model").exists() or (stage_dir / "checkpoints").exists():
+            log.warning("%s: trained before its settings were recorded (%s); taken as it is", stage_dir, SETTINGS_FILE)
+        return
+    stored = json.loads(path.read_text())
+    diff = [f"{k}: {stored.get(k)!r} -> {settings.get(k)!r}" for k in sorted(stored.keys() | settings.keys())
+            if stored.get(k) != settings.get(k)]
+    if diff:
+        raise ValueError(f"{stage_dir} holds a pair-encoder stage trained with other settings (stored -> now): "
+                         + "; ".join(diff) + ". Use another hydra.run.dir, or delete that stage to train it again.")
 
 
 def build_encoder(enc: DictConfig, seed: int) -> PairEncoder:
@@ -66,12 +101,16 @@ def train_stage(enc: DictConfig, pairs: list[dict], stage_dir: Path, seed: int, 
     from transformers import DataCollatorWithPadding, Trainer, TrainingArguments, set_seed
 
     done = stage_dir / "model"
+    settings = stage_settings(enc, pairs, seed)
+    check_stage_settings(stage_dir, settings)
     if (done / CONFIG_FILE).exists():
         log.info("pair encoder stage %s is done: loading it", stage_dir)
         encoder = PairEncoder.from_pretrained(done, batch_size=enc.get("eval_batch_size", 32), bf16=bool(enc.get("bf16")))
         encoder.symmetric = bool(enc.get("symmetric", False))  # how it scores is the run's choice, not the stage's
         return encoder
     bf16 = usable_bf16(enc.get("bf16"), "encoder.bf16")  # native here, or fp32 (models/precision.py)
+    stage_dir.mkdir(parents=True, exist_ok=True)
+    (stage_dir / SETTINGS_FILE).write_text(json.dumps(settings, indent=1))  # before any checkpoint: a resume is checked too
     set_seed(seed)
     encoder = build_encoder(enc, seed)
     ds = _Pairs(encoder, pairs, seed)
