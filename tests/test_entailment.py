@@ -408,18 +408,6 @@ def test_a_killed_run_resumes_its_finished_stages_and_ends_the_same(tmp_path):
         train(_compose("train_entailment", over[:-1] + ["optim.batch_size=2"]), tmp_path)
 
 
-def test_a_cv_only_run_gets_its_final_model_later_without_retraining_the_folds(tmp_path):
-    from train.entailment import train
-    from train.entailment.resume import STAGE_FILE
-
-    over = ["classifier=tiny", f"data.train_file={FIXTURE}", "cv.folds=2", "optim.max_steps=2", "optim.batch_size=4"]
-    cv_only = train(_compose("train_entailment", over + ["final.train=false"]), tmp_path)
-    assert not (tmp_path / "checkpoint").exists()
-    stamps = {k: (tmp_path / "folds" / f"fold-{k}" / STAGE_FILE).stat().st_mtime_ns for k in (0, 1)}
-    full = train(_compose("train_entailment", over + ["final.train=true"]), tmp_path)
-    assert {k: (tmp_path / "folds" / f"fold-{k}" / STAGE_FILE).stat().st_mtime_ns for k in (0, 1)} == stamps
-    assert (tmp_path / "checkpoint" / STAGE_FILE).exists() and full["cv"] == cv_only["cv"]
-
 
 def test_a_stage_killed_midway_resumes_from_its_trainer_checkpoint(tmp_path):
     """SIGKILL during the final model's training; the rerun resumes from its newest Trainer

@@ -15,9 +15,8 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 STAGE_FILE = "stage_done.json"
-# settings that do not change what a stage computes (where it is written, logged or pushed; whether the final
-# model is trained at all: the CV's folds do not read it, so a CV-only run can add its final model later)
-VOLATILE_KEYS = ("output_dir", "logger", "hub", "resume", "paths", "final.train")
+# settings that do not change what a stage computes (where it is written, logged or pushed)
+VOLATILE_KEYS = ("output_dir", "logger", "hub", "resume", "paths")
 
 
 def stage_done(folder: Path) -> dict | None:
