@@ -408,7 +408,6 @@ def test_a_killed_run_resumes_its_finished_stages_and_ends_the_same(tmp_path):
         train(_compose("train_entailment", over[:-1] + ["optim.batch_size=2"]), tmp_path)
 
 
-
 def test_a_stage_killed_midway_resumes_from_its_trainer_checkpoint(tmp_path):
     """SIGKILL during the final model's training; the rerun resumes from its newest Trainer
     checkpoint (the parser's rule) and saves the same weights as an uninterrupted run."""
