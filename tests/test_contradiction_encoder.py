@@ -235,18 +235,24 @@ def test_the_gate_parses_only_the_pairs_the_encoder_scores_high(tmp_path, script
     assert exact["gate"] is None and exact["basis"] == {"encoder+alignment": 20, "encoder": 1}
 
 
+def _staged_run(tmp_path) -> list[str]:
+    """Overrides of a train.contradiction run whose tiny encoder trains on a selection file: a copy of the
+    validation pairs under other prompts, so that its stages are folds."""
+    pairs = _pairs_file(tmp_path / "pairs.jsonl")
+    big = tmp_path / "big.jsonl"
+    big.write_text("".join(line.replace('"prompt": "', '"prompt": "big ') for line in pairs.read_text().splitlines(True)))
+    return ["parser=P", "detector=D", "entailment=E", f"data.train_file={pairs}", f"selection.files=[{big}]",
+            "cv.folds=2", "cv.C=[1.0]", "cv.feature_sets=[encoder]", TINY, "encoder.tokenizer=minilm",
+            f"encoder.train_files=[{big}]", "encoder.report_files=[]", "encoder.max_steps=2", "encoder.batch_size=4",
+            "encoder.bf16=false", f"analysis_cache={tmp_path / 'cache'}"]
+
+
 def test_stages_train_alone_and_the_run_reloads_them(tmp_path, scripted):
     """encoder.stage=X trains stage X alone (stages at once in separate processes); the plain run then
     reloads every stage and gives what a run that trained them itself gives."""
     from train.contradiction import train
 
-    pairs = _pairs_file(tmp_path / "pairs.jsonl")
-    big = tmp_path / "big.jsonl"
-    big.write_text("".join(line.replace('"prompt": "', '"prompt": "big ') for line in pairs.read_text().splitlines(True)))
-    over = ["parser=P", "detector=D", "entailment=E", f"data.train_file={pairs}", f"selection.files=[{big}]",
-            "cv.folds=2", "cv.C=[1.0]", "cv.feature_sets=[encoder]", TINY, "encoder.tokenizer=minilm",
-            f"encoder.train_files=[{big}]", "encoder.report_files=[]", "encoder.max_steps=2", "encoder.batch_size=4",
-            "encoder.bf16=false", f"analysis_cache={tmp_path / 'cache'}"]
+    over = _staged_run(tmp_path)
     with pytest.raises(ValueError, match="encoder.stage=fold7"):
         train(compose_cfg("train_contradiction", [*over, "encoder.stage=fold7"]), tmp_path / "S")
     for stage in ("final", "fold1", "fold0"):
@@ -263,13 +269,7 @@ def test_stages_train_alone_and_the_run_reloads_them(tmp_path, scripted):
 def test_a_stage_of_other_settings_is_refused_and_stages_from_reuses_another_runs(tmp_path, scripted):
     from train.contradiction import train
 
-    pairs = _pairs_file(tmp_path / "pairs.jsonl")
-    big = tmp_path / "big.jsonl"
-    big.write_text("".join(line.replace('"prompt": "', '"prompt": "big ') for line in pairs.read_text().splitlines(True)))
-    over = ["parser=P", "detector=D", "entailment=E", f"data.train_file={pairs}", f"selection.files=[{big}]",
-            "cv.folds=2", "cv.C=[1.0]", "cv.feature_sets=[encoder]", TINY, "encoder.tokenizer=minilm",
-            f"encoder.train_files=[{big}]", "encoder.report_files=[]", "encoder.max_steps=2", "encoder.batch_size=4",
-            "encoder.bf16=false", "encoder.final=fold_ensemble", f"analysis_cache={tmp_path / 'cache'}"]
+    over = [*_staged_run(tmp_path), "encoder.final=fold_ensemble"]
     first = train(compose_cfg("train_contradiction", over), tmp_path / "A")
     with pytest.raises(ValueError, match="max_steps: 2 -> 3"):  # a silent reload would report a 2-step model as 3
         train(compose_cfg("train_contradiction", [*over, "encoder.max_steps=3"]), tmp_path / "A")
