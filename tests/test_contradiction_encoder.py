@@ -108,7 +108,7 @@ def test_encoder_alone_needs_no_parser(tmp_path, monkeypatch):
     pairs = _pairs_file(tmp_path / "pairs.jsonl")
     over = [f"data.train_file={pairs}", "selection.files=[]", "alignment=false", "cv.folds=2", "cv.C=[1.0]",
             TINY, "encoder.tokenizer=minilm", f"encoder.train_files=[{pairs}]", "encoder.report_files=[]",
-            "encoder.max_steps=1", "encoder.bf16=false", "parser=null", "detector=null", "entailment=null"]
+            "encoder.max_steps=1", "encoder.bf16=false", f"analysis_cache={tmp_path / 'cache'}"]  # parser & co. unset
     metrics = tc.train(compose_cfg("train_contradiction", over), tmp_path / "R")
     assert metrics["chosen"]["feature_set"] == "encoder" and metrics["scored"] == 21
     a, b = tmp_path / "a.txt", tmp_path / "b.txt"

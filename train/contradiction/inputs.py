@@ -65,6 +65,7 @@ def analysed(cfg: DictConfig, pairs: list[dict], components) -> list[dict]:
     cache = cfg.get("analysis_cache")
     rows: list[dict] = []
     # the three checkpoints read once for every file's key, not once per file
+    cache = cache if components[0] is not None else None  # nothing parsed: nothing to cache (and no checkpoints named)
     models = [fingerprint(str(c)) for c in (cfg.parser, cfg.detector, cfg.entailment)] if cache else []
     for file in dict.fromkeys(p["file"] for p in pairs):
         part = [p for p in pairs if p["file"] == file]
