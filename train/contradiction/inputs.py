@@ -62,10 +62,10 @@ def analysed(cfg: DictConfig, pairs: list[dict], components) -> list[dict]:
     """analyse_pairs, file by file, cached on disk (cfg.analysis_cache, keyed by the file, its size,
     the limit and the three checkpoints' contents, `fingerprint`): the parse of 5,000 pairs is the slow part and the same
     for every encoder and grid."""
-    cache = cfg.get("analysis_cache")
+    # nothing parsed (the encoder alone): nothing to cache, and no checkpoints named for the key
+    cache = cfg.get("analysis_cache") if components[0] is not None else None
     rows: list[dict] = []
     # the three checkpoints read once for every file's key, not once per file
-    cache = cache if components[0] is not None else None  # nothing parsed: nothing to cache (and no checkpoints named)
     models = [fingerprint(str(c)) for c in (cfg.parser, cfg.detector, cfg.entailment)] if cache else []
     for file in dict.fromkeys(p["file"] for p in pairs):
         part = [p for p in pairs if p["file"] == file]

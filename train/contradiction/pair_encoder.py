@@ -18,6 +18,7 @@ from models.model_paths import resolve_model_path
 from models.contradiction.pair_encoder import CONFIG_FILE, PairEncoder
 from models.precision import usable_bf16
 from train.divergence import StopOnNonFiniteLoss, divergence_callbacks
+from train.run_guard import differences
 from train.runs import resume_checkpoint
 from train.budget_schedule import TimeBudgetCallback
 
@@ -50,8 +51,7 @@ def check_stage_settings(stage_dir: Path, settings: dict) -> None:
             log.warning("%s: trained before its settings were recorded (%s); taken as it is", stage_dir, SETTINGS_FILE)
         return
     stored = json.loads(path.read_text())
-    diff = [f"{k}: {stored.get(k)!r} -> {settings.get(k)!r}" for k in sorted(stored.keys() | settings.keys())
-            if stored.get(k) != settings.get(k)]
+    diff = differences(stored, settings)
     if diff:
         raise ValueError(f"{stage_dir} holds a pair-encoder stage trained with other settings (stored -> now): "
                          + "; ".join(diff) + ". Use another hydra.run.dir, or delete that stage to train it again.")
