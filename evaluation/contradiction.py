@@ -132,15 +132,16 @@ def by_generator(pairs: list[dict], labels, decided) -> dict:
 
 
 def run(cfg: DictConfig, run_dir: Path) -> dict:
-    from models.contradiction import (ContradictionModel, add_encoder_scores, align_passing, analyse_pairs,
-                                      encoder_probs, entailment_only, load_components)
+    from models.contradiction import (add_encoder_scores, align_passing, analyse_pairs, encoder_probs, entailment_only,
+                                      load_components, load_contradiction_model)
     from models.release import apply_release
 
     pairs, texts = read_input(cfg)
     apply_release(cfg)  # release=DIR: the four checkpoints from its manifest, checked before any loads
     if not cfg.get("contradiction"):
         raise DataFormatError("give release=DIR (bash scripts/release.sh), or contradiction=R/contradiction")
-    model = ContradictionModel.load(resolve_model_path(cfg.contradiction), batch_size=int(cfg.batch_size))
+    # one model, or a seed ensemble (models/contradiction/ensemble.py): scored the same way
+    model = load_contradiction_model(resolve_model_path(cfg.contradiction), batch_size=int(cfg.batch_size))
     threshold = float(cfg.threshold) if cfg.get("threshold") is not None else model.threshold
     # an encoder-only model needs no detector, parser or entailment classifier to score; given them,
     # it aligns the QAs of the pairs it flags, to say which fact conflicts

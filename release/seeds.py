@@ -13,7 +13,8 @@ shipped model agree.
 `seed_mean`: what averaging the seeds would give (the steadier model the spread asks for), from files
 alone: the seeds' out-of-fold P(contradiction) of the selection pairs averaged (out of fold for every
 seed), the threshold read off that by the recipe's rules (train/contradiction/threshold.py, the rule with
-the best held-out human F1), then the seeds' test P averaged and decided at it. `common_rule`: one threshold
+the best held-out human F1), then the seeds' test P averaged and decided at it; `--ensemble DIR` writes that
+model as one scorer folder, which evaluation.contradiction scores like any other. `common_rule`: one threshold
 rule for every seed (the best mean held-out human F1 over the seeds) and each seed's test figures at it. Nothing
 is chosen on test."""
 from __future__ import annotations
@@ -99,8 +100,12 @@ def seed_mean(release: Path, dirs: dict[int, tuple[str, str]], human_files=("cha
     t = chosen["threshold"]
     scored = [k for k, p in enumerate(p_test) if p is not None]
     rule = chosen["by_rule"].get(chosen["rule"], {})
+    y_sel, sel_scored = np.array([x["label"] for x in first]), [k for k, p in enumerate(p_sel) if p is not None]
+    # dev's side of the comparison with one seed: the selection pairs' out-of-fold F1 at the threshold and AUC
+    dev = {"cv_f1": binary_prf(y_sel, _flagged(p_sel, t))["f1"],
+           "cv_auc": float(roc_auc_score(y_sel[sel_scored], [p_sel[k] for k in sel_scored])) if len(set(y_sel[sel_scored])) > 1 else None}
     return {**binary_prf(labels, _flagged(p_test, t)), "threshold": t, "threshold_rule": chosen["rule"],
-            "held_out_human_f1": rule.get("f1_mean"),
+            "held_out_human_f1": rule.get("f1_mean"), **dev,
             "auc": float(roc_auc_score(labels[scored], [p_test[k] for k in scored])) if len(set(labels[scored])) > 1 else None,
             "f1_best_threshold": best_f1_threshold([p if p is not None else -1.0 for p in p_test], labels.tolist())[1],
             "seeds": list(dirs)}
@@ -155,13 +160,31 @@ def summarise(release: Path, seeds: list[int]) -> dict:
     return out
 
 
+def write_seed_ensemble(release: Path, seeds: list[int], summary: dict, folder: Path) -> Path:
+    """The seeds' models as one scorer (models/contradiction/ensemble.py): their mean P, decided at the threshold
+    seed_mean read off their averaged out-of-fold P (dev only)."""
+    from models.contradiction.ensemble import write_ensemble
+
+    mean = summary.get("seed_mean") or {}
+    if "threshold" not in mean:
+        raise ValueError(f"no threshold for the seeds' mean: {mean.get('skipped', 'one seed only')}")
+    members = [release / summary["seeds"][str(s)]["model"] for s in seeds]
+    return write_ensemble(folder, members, mean["threshold"],
+                          {"seeds": seeds, "threshold_rule": mean["threshold_rule"], "cv_f1": mean.get("cv_f1"),
+                           "cv_auc": mean.get("cv_auc"), "held_out_human_f1": mean.get("held_out_human_f1")})
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser(prog="python -m release.seeds")
     ap.add_argument("--release", type=Path, default=Path("."))
     ap.add_argument("--seeds", type=int, nargs="+", required=True, help="the recipe's own seed first")
     ap.add_argument("--out", type=Path, default=None, help="default: RELEASE/eval/contradiction_seeds/metrics.json")
+    ap.add_argument("--ensemble", type=Path, default=None,
+                    help="also write the seeds' models as one scorer (their mean P at the seed_mean threshold) to this folder")
     a = ap.parse_args(argv)
     out = summarise(a.release, a.seeds)
+    if a.ensemble:
+        out["ensemble"] = str(write_seed_ensemble(a.release, a.seeds, out, a.ensemble))
     target = a.out or a.release / "eval" / "contradiction_seeds" / "metrics.json"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(out, indent=1))

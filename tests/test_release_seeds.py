@@ -72,6 +72,18 @@ def test_the_seeds_mean_probability_is_decided_at_a_threshold_from_their_out_of_
     mean_test = np.array([(preds[0][str(i)]["p_contradiction"] + preds[1][str(i)]["p_contradiction"]) / 2 for i in range(300)])
     flagged = mean_test >= out["threshold"]
     assert out["predicted"] == flagged.sum() and out["recall"] == pytest.approx((flagged & (labels == 1)).sum() / labels.sum())
+    assert out["cv_f1"] == pytest.approx(best_f1_threshold(mean_sel, labels.tolist())[1])
+
+    # --ensemble: the two seeds' models as one scorer folder, decided at that threshold
+    from models.contradiction import ContradictionEnsemble, ContradictionModel, load_contradiction_model
+
+    for run in ("runs/contradiction", "runs/contradiction_seed14"):
+        ContradictionModel(["aligned"], [1.0], 0.0, [0.0], [1.0], threshold=0.9).save(tmp_path / run / "contradiction")
+    main(["--release", str(tmp_path), "--seeds", "13", "14", "--out", str(tmp_path / "s.json"), "--ensemble", str(tmp_path / "E")])
+    ens = load_contradiction_model(tmp_path / "E")
+    assert isinstance(ens, ContradictionEnsemble) and len(ens.members) == 2
+    assert ens.threshold == pytest.approx(out["threshold"]) and ens.info["seeds"] == [13, 14]
+    assert json.loads((tmp_path / "s.json").read_text())["ensemble"] == str(tmp_path / "E")
 
 
 def test_one_rule_for_every_seed_is_chosen_by_its_mean_held_out_f1_over_the_seeds(tmp_path):

@@ -6,4 +6,5 @@ __getattr__ = lazy_exports(__name__, {
     "model": ["FEATURES", "ContradictionModel", "add_encoder_scores", "align_passing", "analyse_pair",
               "analyse_pairs", "encoder_probs", "entailment_only", "gated", "load_components", "scorable",
               "similarities"],
+    "ensemble": ["ContradictionEnsemble", "load_contradiction_model", "write_ensemble"],
 })

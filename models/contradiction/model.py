@@ -181,11 +181,17 @@ def pair_status(row: dict) -> dict:
     return row
 
 
-def add_encoder_scores(rows: list[dict], probs: Sequence[float | None]) -> None:
+def add_encoder_scores(rows: list[dict], probs: Sequence) -> None:
     """The pair encoder's P(contradiction) of each scorable row (probs in row order), as `encoder_p`
     and the feature `encoder` (its logit, clipped: a logistic regression over logits stays linear
-    in the evidence)."""
+    in the evidence). A list per row (an ensemble's members, models/contradiction/ensemble.py) is kept
+    as `encoder_ps`, and `encoder_p` is its mean."""
     for r, p in zip(rows, probs):
+        if isinstance(p, (list, tuple)):
+            kept = [x for x in p if x is not None]
+            if kept and r["status"] in ("ok", "no_predicate"):
+                r["encoder_ps"] = [None if x is None else float(x) for x in p]
+            p = float(np.mean(kept)) if kept else None
         if p is None or r["status"] not in ("ok", "no_predicate"):
             continue
         r["encoder_p"] = float(p)
@@ -216,7 +222,7 @@ def align_passing(rows: list[dict], pairs: Sequence[dict], gate: float, componen
     todo = [i for i, r in enumerate(rows) if r.get("encoder_p") is not None and r["encoder_p"] >= gate]
     out = [gated(r, gate) for r in rows]
     for i, r in zip(todo, analyse_pairs([pairs[i] for i in todo], *components)):
-        add_encoder_scores([r], [rows[i]["encoder_p"]])
+        add_encoder_scores([r], [rows[i].get("encoder_ps") or rows[i]["encoder_p"]])
         out[i] = r
     for r in out:
         if r.get("gated"):

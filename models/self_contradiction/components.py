@@ -21,11 +21,11 @@ def model_paths(release: str | None, given: dict[str, str | None]) -> dict[str, 
 
 def load_scorer_components(paths: dict[str, str], batch_size: int = 32):
     """(detector, parser, ContradictionScorer) from the model paths."""
-    from models.contradiction import ContradictionModel, load_components
+    from models.contradiction import load_components, load_contradiction_model
     from models.model_paths import resolve_model_path
     from models.self_contradiction.detect import ContradictionScorer
 
     detector, parser, entailment, embedder = load_components(paths["parser"], paths["detector"], paths["entailment"],
                                                              batch_size)
-    model = ContradictionModel.load(resolve_model_path(paths["contradiction"]), batch_size=batch_size)
+    model = load_contradiction_model(resolve_model_path(paths["contradiction"]), batch_size=batch_size)
     return detector, parser, ContradictionScorer(model, entailment, embedder)

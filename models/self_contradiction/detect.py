@@ -30,7 +30,7 @@ def within_text_pairs(text: AnalysedText) -> list[dict]:
 @dataclass
 class ContradictionScorer:
     """The contradiction model and what its features need: the entailment scorer and the sentence embedder."""
-    model: object           # models.contradiction.ContradictionModel
+    model: object           # models.contradiction.ContradictionModel or ContradictionEnsemble
     entailment: object
     embedder: object
     threshold: float | None = None
