@@ -5,5 +5,7 @@ and the command."""
 MODEL_FOLDERS = {"parser": ("parser", "runs/parser/best"), "detector": ("detector", "runs/detector/checkpoint"),
                  "entailment": ("entailment", "runs/entailment/stacked"),
                  "contradiction": ("contradiction", "runs/contradiction/contradiction")}
+# with extra seeds of the contradiction recipe: their models as one scorer (release.seeds --ensemble), shipped
+SEED_ENSEMBLE = "runs/contradiction_seeds/contradiction"
 # the folders of the data directory the stages read (their files' sha256 go in the manifest)
 DATA_PARTS = ("qasrl-bank-v2", "qasrl-gs", "qanom", "qanom-resources", "qasem-consistency", "chatprotect")

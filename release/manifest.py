@@ -14,7 +14,7 @@ from datetime import datetime
 from importlib import metadata
 from pathlib import Path
 
-from release.layout import DATA_PARTS, MODEL_FOLDERS
+from release.layout import DATA_PARTS, MODEL_FOLDERS, SEED_ENSEMBLE
 from release.stamps import STAGES_DIR, file_entry
 
 PACKAGES = ("torch", "transformers", "accelerate", "datasets", "scikit-learn", "hydra-core", "snakemake",
@@ -68,12 +68,13 @@ def seeds_summary(release: Path) -> dict | None:
 
 def test_metrics(release: Path) -> dict:
     """The contract's figures (fractions), from eval/<name>/metrics.json; with several seeds of the
-    contradiction recipe, the shipped seed's figures and `seeds` (each seed's, the mean and sd)."""
+    contradiction recipe, the shipped scorer's figures (their ensemble's, `shipped: seed_ensemble`) and `seeds`
+    (each seed's, the mean and sd)."""
     ev = release / "eval"
     parser = _read(ev / "parser" / "metrics.json")
     entail = _read(ev / "entailment" / "metrics.json")
     seeds = seeds_summary(release)
-    contra_dir = release / seeds["seeds"][str(seeds["shipped_seed"])]["evaluation"] if seeds else ev / "contradiction"
+    contra_dir = ev / "contradiction_ensemble" if seeds else ev / "contradiction"
     contra = _read(contra_dir / "metrics.json")
     bench = _read(ev / "consistency_benchmark" / "metrics.json")
     decomp = _read(ev / "decomp_score" / "metrics.json")
@@ -83,8 +84,9 @@ def test_metrics(release: Path) -> dict:
         "parser": {s: {"ua_f1": parser[s]["ua"]["f1"], "la_f1": parser[s]["la"]["f1"], "predicates": parser[s]["ua"].get("n")}
                    for s in ("qasrl-gs", "qanom") if s in parser},
         "entailment": {d: {"bacc": entail[d]["bacc"], "auc": entail[d]["auc"]} for d in ENTAILMENT_SETS if d in entail},
-        "contradiction": {**{k: contra.get(k) for k in ("precision", "recall", "f1", "auc", "n")},
-                          **({"seeds": seeds} if seeds else {})},
+        "contradiction": {**{k: contra.get(k) for k in ("precision", "recall", "f1", "auc", "n", "threshold",
+                                                        "pairs_per_second")},
+                          **({"shipped": "seed_ensemble", "seeds": seeds} if seeds else {})},
         "consistency_benchmark": {"pearson": ours["overall"]["pearson"], "spearman": ours["overall"]["spearman"],
                                   "benchmark_qas_pearson": bench["benchmark_qas"]["overall"]["pearson"],
                                   "by_dataset": {d: {"pearson": v.get("pearson")} for d, v in ours.items() if d != "overall"}},
@@ -115,10 +117,8 @@ def build_manifest(release: Path, profile: str, data_dir: Path, repo: Path) -> d
         stages[path.stem] = {k: s.get(k) for k in ("command", "config", "wall_s", "peak_rss_mb", "finished")}
     models, seeds = {}, seeds_summary(release)
     folders = dict(MODEL_FOLDERS)
-    if seeds:  # the shipped contradiction scorer is the seed nearest the mean (release/seeds.py)
-        run = seeds["seeds"][str(seeds["shipped_seed"])]["run"]
-        folders["contradiction"] = ("contradiction" if run == "runs/contradiction" else f"contradiction_seed{seeds['shipped_seed']}",
-                                    seeds["shipped_model"])
+    if seeds:  # the shipped contradiction scorer is the seeds' ensemble (their mean P; release/seeds.py)
+        folders["contradiction"] = ("contradiction_seeds", SEED_ENSEMBLE)
     for name, (stage, folder) in folders.items():
         files = json.loads((release / STAGES_DIR / f"{stage}.json").read_text())["files"]
         models[name] = {"path": folder, "files": {rel: {"sha256": e["sha256"], "size": e["size"]}
@@ -130,8 +130,8 @@ def build_manifest(release: Path, profile: str, data_dir: Path, repo: Path) -> d
             "metrics_source": {"parser": "eval/parser (QA-SRL GS and QANom test, UA / LA F1, IOU >= 0.3)",
                                "entailment": "eval/entailment (QASemConsistency test, BAcc at 0.5, ROC AUC)",
                                "contradiction": "eval/contradiction (ChatProtect test pairs, contradiction class); with "
-                                                "several seeds, the shipped seed's eval/contradiction_seedS and seeds: "
-                                                "eval/contradiction_seeds",
+                                                "several seeds, their ensemble's eval/contradiction_ensemble and seeds: "
+                                                "eval/contradiction_seeds (each seed's eval/contradiction_seedS)",
                                "consistency_benchmark": "eval/consistency_benchmark (response-level correlation with the "
                                                         "human score, our detector + parser's QAs)",
                                "decomp_score": "eval/decomp_score (QA-SRL GS test sentences)",

@@ -22,10 +22,16 @@ def _r3(v) -> str:
 
 
 def contradiction_value(c: dict) -> str:
-    """One model's figures, or with several seeds their mean ± sd, the threshold rule and the shipped seed."""
+    """One model's figures; with several seeds, their ensemble's (shipped) and one seed's mean ± sd with its
+    threshold rule (a release written before the ensemble: the mean ± sd and the seed it shipped)."""
     sd = c.get("seeds")
+    one = f"{_pct(c['precision'])} / {_pct(c['recall'])} / {_pct(c['f1'])} ({_pct(c.get('auc'))})"
     if not sd:
-        return f"{_pct(c['precision'])} / {_pct(c['recall'])} / {_pct(c['f1'])} ({_pct(c.get('auc'))})"
+        return one
+    if c.get("shipped") == "seed_ensemble":
+        return (f"{one}: the {sd['n']} seeds' mean P (shipped); one seed: {_pct(sd['precision_mean'])} / "
+                f"{_pct(sd['recall_mean'])} / {_pct(sd['f1_mean'])} ± {_pct(sd['f1_sd'])} ({_pct(sd['auc_mean'])} ± "
+                f"{_pct(sd['auc_sd'])}), mean ± sd, threshold rule {' / '.join(sd['threshold_rules'])}")
     return (f"{_pct(sd['precision_mean'])} / {_pct(sd['recall_mean'])} / {_pct(sd['f1_mean'])} ± {_pct(sd['f1_sd'])} "
             f"({_pct(sd['auc_mean'])} ± {_pct(sd['auc_sd'])}): mean ± sd of {sd['n']} seeds, threshold rule "
             f"{' / '.join(sd['threshold_rules'])}; shipped: seed {sd['shipped_seed']} (F1 {_pct(c['f1'])}), nearest the mean")

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.slow  # about 3 minutes on 2 cores: every stage is a pr
 PROFILE_STAGES = {"data", "parser", "detector", "entailment", "encoder_fold0", "encoder_fold1", "contradiction",
                   "eval_parser", "eval_entailment", "eval_contradiction", "eval_consistency_benchmark",
                   "eval_decomp_score", "eval_copula", "encoder_fold0_seed14", "encoder_fold1_seed14", "contradiction_seed14",
-                  "eval_contradiction_seed14", "contradiction_seeds"}
+                  "eval_contradiction_seed14", "contradiction_seeds", "eval_contradiction_ensemble"}
 
 
 def run_release(release: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -62,19 +62,26 @@ def test_the_manifest_holds_the_contract(release):
     assert "qasem-consistency/test.jsonl" in m["data_sha256"] and (release / "README.md").read_text().startswith("---")
 
 
-def test_the_seeds_give_a_mean_and_the_shipped_model_is_the_seed_nearest_it(release):
+def test_the_seeds_give_a_mean_and_their_ensemble_is_shipped(release):
+    from models.contradiction import ContradictionEnsemble, load_contradiction_model
     from release.readme_table import table
 
     m = json.loads((release / "manifest.json").read_text())
-    seeds = m["metrics"]["contradiction"]["seeds"]
+    c = m["metrics"]["contradiction"]
+    seeds = c["seeds"]
     assert seeds["n"] == 2 and set(seeds["seeds"]) == {"13", "14"}
     f1 = {s: v["f1"] for s, v in seeds["seeds"].items()}
     assert min(f1.values()) <= seeds["f1_mean"] <= max(f1.values())
-    shipped = seeds["seeds"][str(seeds["shipped_seed"])]
-    assert m["metrics"]["contradiction"]["f1"] == shipped["f1"] and m["models"]["contradiction"]["path"] == shipped["model"]
     assert all(v["threshold_rule"] in ("pooled", "weighted", "platt", "rate", "human") for v in seeds["seeds"].values())
+    # the shipped scorer: the two seeds' models as one, at the threshold read off their averaged out-of-fold P
+    assert c["shipped"] == "seed_ensemble" and m["models"]["contradiction"]["path"] == "runs/contradiction_seeds/contradiction"
+    ens = load_contradiction_model(release / m["models"]["contradiction"]["path"])
+    assert isinstance(ens, ContradictionEnsemble) and len(ens.members) == 2
+    assert ens.threshold == pytest.approx(seeds["seed_mean"]["threshold"]) == pytest.approx(c["threshold"])
+    evaluated = json.loads((release / "eval" / "contradiction_ensemble" / "metrics.json").read_text())
+    assert c["f1"] == evaluated["f1"] and evaluated["pairs"] == c["n"]
     assert "seed14" in m["stages"]["encoder_fold0_seed14"]["command"] and "seed=14" in m["stages"]["contradiction_seed14"]["command"]
-    assert "mean ± sd of 2 seeds" in table(m) and "release.sh tiny DIR --extra-seeds 14`" in table(m)
+    assert "the 2 seeds' mean P (shipped)" in table(m) and "release.sh tiny DIR --extra-seeds 14`" in table(m)
 
 
 def test_a_seed_added_to_a_finished_release_trains_only_its_own_stages(release):
@@ -83,7 +90,7 @@ def test_a_seed_added_to_a_finished_release_trains_only_its_own_stages(release):
     table = dry.stdout.split("Job stats:")[1].split("total")[0].splitlines()[3:]  # the rows after the header
     jobs = dict(line.split()[:2] for line in table if line.strip())
     assert jobs == {"encoder_seed": "2", "contradiction_seed": "1", "evaluate_seed": "1", "contradiction_seeds": "1",
-                    "manifest": "1", "all": "1"}, dry.stdout
+                    "evaluate_ensemble": "1", "manifest": "1", "all": "1"}, dry.stdout
 
 
 def test_a_rerun_trains_nothing(release):
