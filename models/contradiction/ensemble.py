@@ -20,7 +20,7 @@ from typing import Sequence
 import numpy as np
 
 from models.checkpoint import checkpoint_folder
-from models.contradiction.model import FORMAT_FILE, ContradictionModel, scorable
+from models.contradiction.model import FORMAT_FILE, ContradictionModel, scorable, score_basis
 
 ENSEMBLE_FILE = "contradiction_ensemble.json"
 
@@ -92,11 +92,7 @@ class ContradictionEnsemble:
         return out
 
     def basis(self, row: dict) -> str | None:
-        if not self.scorable(row):
-            return None
-        if row["status"] == "no_predicate" or row.get("gated") or not self.uses_alignment:
-            return "encoder"
-        return "encoder+alignment" if self.uses_encoder else "alignment"
+        return score_basis(self, row)
 
     @classmethod
     def load(cls, folder: str | Path, batch_size: int = 32) -> "ContradictionEnsemble":

@@ -245,6 +245,15 @@ def entailment_only(row: dict) -> float | None:
     return 1.0 - min(float(np.mean(row["support_a"])), float(np.mean(row["support_b"])))
 
 
+def score_basis(model, row: dict) -> str | None:
+    """Which signals a model's score of a row rests on: encoder, alignment, or encoder+alignment (none when unscored)."""
+    if not model.scorable(row):
+        return None
+    if row["status"] == "no_predicate" or row.get("gated") or not model.uses_alignment:
+        return "encoder"
+    return "encoder+alignment" if model.uses_encoder else "alignment"
+
+
 class ContradictionModel:
     """Standardised logistic regression over named features, with a decision threshold; saved as
     JSON (contradiction.json) so loading needs no pickle."""
@@ -283,12 +292,7 @@ class ContradictionModel:
         return scorable(row, self.features)
 
     def basis(self, row: dict) -> str | None:
-        """Which signals a row's score rests on: encoder, alignment, or encoder+alignment (none when unscored)."""
-        if not self.scorable(row):
-            return None
-        if row["status"] == "no_predicate" or row.get("gated") or not self.uses_alignment:
-            return "encoder"
-        return "encoder+alignment" if self.uses_encoder else "alignment"
+        return score_basis(self, row)
 
     def save(self, folder: str | Path) -> Path:
         """contradiction.json, and the pair encoder (when the model has one) in folder/encoder."""
