@@ -1,14 +1,14 @@
-"""The contradiction recipe's spread over seeds, and which seed ships:
-python -m release.seeds --release DIR --seeds 13 14 15 [--out FILE]
+"""The contradiction recipe's spread over seeds, and the seeds as one scorer:
+python -m release.seeds --release DIR --seeds 13 14 15 [--out FILE] [--ensemble DIR]
 
 Each seed is the whole recipe again (its encoder folds, encoder training, CV folds): stages
 `contradiction` (the recipe's own seed) and `contradiction_seedS`, tested by `eval_contradiction` and
 `eval_contradiction_seedS`. Writes eval/contradiction_seeds/metrics.json: each seed's test P / R / F1 /
 AUC and threshold, their mean and sd, the threshold rule each run chose, and how much of the F1 spread
 the threshold explains: each seed's F1 at its best threshold in hindsight has a spread of its own (the
-ranking's), and the share of the F1 variance above that is the threshold's. The shipped model is the
-seed whose test F1 lies nearest the mean (the recipe's own seed on ties), so the README's row and the
-shipped model agree.
+ranking's), and the share of the F1 variance above that is the threshold's. `shipped_seed` is the seed whose
+test F1 lies nearest the mean (the recipe's own seed on ties): what one seed gives. A release with seeds ships
+their ensemble (`--ensemble`, below) instead.
 
 `seed_mean`: what averaging the seeds would give (the steadier model the spread asks for), from files
 alone: the seeds' out-of-fold P(contradiction) of the selection pairs averaged (out of fold for every
