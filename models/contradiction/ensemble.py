@@ -11,7 +11,6 @@ member's P, `probabilities` reads each member's own P into its own stack."""
 from __future__ import annotations
 
 import json
-import math
 import os
 import shutil
 from pathlib import Path
@@ -20,14 +19,9 @@ from typing import Sequence
 import numpy as np
 
 from models.checkpoint import checkpoint_folder
-from models.contradiction.model import FORMAT_FILE, ContradictionModel, scorable, score_basis
+from models.contradiction.model import FORMAT_FILE, ContradictionModel, encoder_logit, scorable, score_basis
 
 ENSEMBLE_FILE = "contradiction_ensemble.json"
-
-
-def _logit(p: float) -> float:
-    q = min(max(float(p), 1e-6), 1 - 1e-6)
-    return math.log(q / (1 - q))
 
 
 class MemberEncoders:
@@ -76,7 +70,7 @@ class ContradictionEnsemble:
         if ps[k] is None:
             features.pop("encoder", None)
             return dict(row, features=features, encoder_p=None)
-        features["encoder"] = _logit(ps[k])
+        features["encoder"] = encoder_logit(ps[k])
         return dict(row, features=features, encoder_p=float(ps[k]))
 
     def member_probabilities(self, rows: Sequence[dict]) -> list[list[float | None]]:

@@ -195,8 +195,13 @@ def add_encoder_scores(rows: list[dict], probs: Sequence) -> None:
         if p is None or r["status"] not in ("ok", "no_predicate"):
             continue
         r["encoder_p"] = float(p)
-        q = min(max(float(p), 1e-6), 1 - 1e-6)
-        r.setdefault("features", {})["encoder"] = math.log(q / (1 - q))
+        r.setdefault("features", {})["encoder"] = encoder_logit(p)
+
+
+def encoder_logit(p: float) -> float:
+    """The `encoder` feature of a pair encoder's P: its logit, clipped away from 0 and 1."""
+    q = min(max(float(p), 1e-6), 1 - 1e-6)
+    return math.log(q / (1 - q))
 
 
 def encoder_probs(rows: list[dict], pairs: Sequence[dict], encoder) -> list[float | None]:
