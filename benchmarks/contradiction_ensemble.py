@@ -8,6 +8,11 @@ rotating per repeat, each run loading its models afresh (loading is not timed: p
 
 The pairs are every pair of a seeded sample of prompts of chatgpt.big.jsonl (no test pair is read). Prints
 and writes one JSON object: pairs/s per model (medians of the repeats) and `slowdown` (single / ensemble).
+Any two scorer folders compare the same way; `--names` says what they are in the result, e.g. one seed scored
+in one order against the same seed in both orders:
+
+    python -m benchmarks.contradiction_ensemble --release DIR --single ONE_ORDER/contradiction \
+        --ensemble runs/contradiction/contradiction --names one_order both_orders --threads 1
 """
 from __future__ import annotations
 
@@ -46,11 +51,16 @@ def main(argv=None) -> dict:
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--names", nargs=2, default=["single", "ensemble"], metavar=("BASELINE", "OTHER"),
+                    help="the two models' names in the result (--single's, --ensemble's)")
     ap.add_argument("--out", default=None)
     a = ap.parse_args(argv)
     release = a.release.resolve()
     pairs = sample_pairs(a.pairs_file, a.prompts, a.seed)
-    models = {"single": a.single, "ensemble": a.ensemble}
+    base, other = a.names
+    if base == other:
+        ap.error(f"--names: two different names, not {base} twice")
+    models = {base: a.single, other: a.ensemble}
     rates: dict[str, list[float]] = {m: [] for m in models}
     with tempfile.TemporaryDirectory() as tmp:
         pairs_file = Path(tmp) / "pairs.jsonl"
@@ -62,7 +72,7 @@ def main(argv=None) -> dict:
                 rates[name].append(score(release, models[name], pairs_file, Path(tmp) / f"{name}{r}", a.threads))
     result = {"machine": machine(), "pairs": len(pairs), "prompts": a.prompts, "threads": a.threads, "models": models,
               "pairs_per_second": {m: median(v) for m, v in rates.items()}, "runs": rates,
-              "slowdown": median(rates["single"]) / median(rates["ensemble"])}
+              "slowdown": median(rates[base]) / median(rates[other])}
     print(json.dumps(result, indent=1))
     write_result("contradiction_ensemble", result, a.out)
     return result
