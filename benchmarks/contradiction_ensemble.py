@@ -7,7 +7,7 @@ rotating per repeat, each run loading its models afresh (loading is not timed: p
         --ensemble runs/contradiction_seeds/contradiction --threads 1 [--prompts 4]
 
 The pairs are every pair of a seeded sample of prompts of chatgpt.big.jsonl (no test pair is read). Prints
-and writes one JSON object: pairs/s per model (medians of the repeats) and `slowdown` (single / ensemble).
+and writes one JSON object: pairs/s per model (medians of the repeats) and `slowdown` (--single's pairs/s over --ensemble's).
 Any two scorer folders compare the same way; `--names` says what they are in the result, e.g. one seed scored
 in one order against the same seed in both orders:
 
