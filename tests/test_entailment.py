@@ -408,6 +408,21 @@ def test_a_killed_run_resumes_its_finished_stages_and_ends_the_same(tmp_path):
         train(_compose("train_entailment", over[:-1] + ["optim.batch_size=2"]), tmp_path)
 
 
+def test_a_cv_only_run_gains_its_final_model_in_place(tmp_path):
+    """final.train=false, then the same command with final.train=true: the folds are reused, only the
+    final model trains (stack.neural_from needs both the out-of-fold scores and checkpoint/)."""
+    from train.entailment import train
+    from train.entailment.resume import STAGE_FILE
+
+    over = ["classifier=tiny", f"data.train_file={FIXTURE}", "cv.folds=2", "optim.max_steps=2", "optim.batch_size=4"]
+    cv_only = train(_compose("train_entailment", over + ["final.train=false"]), tmp_path)
+    assert "final" not in cv_only and not (tmp_path / "checkpoint").exists()
+    stamps = {f: (tmp_path / "folds" / f / STAGE_FILE).stat().st_mtime_ns for f in ("fold-0", "fold-1")}
+    whole = train(_compose("train_entailment", over + ["final.train=true"]), tmp_path)
+    assert {f: (tmp_path / "folds" / f / STAGE_FILE).stat().st_mtime_ns for f in stamps} == stamps
+    assert whole["cv"] == cv_only["cv"] and (tmp_path / "checkpoint" / STAGE_FILE).exists()
+
+
 def test_a_stage_killed_midway_resumes_from_its_trainer_checkpoint(tmp_path):
     """SIGKILL during the final model's training; the rerun resumes from its newest Trainer
     checkpoint (the parser's rule) and saves the same weights as an uninterrupted run."""

@@ -16,7 +16,9 @@ log = logging.getLogger(__name__)
 
 STAGE_FILE = "stage_done.json"
 # settings that do not change what a stage computes (where it is written, logged or pushed)
-VOLATILE_KEYS = ("output_dir", "logger", "hub", "resume", "paths")
+# and the switch of the final stage: it chooses whether that stage runs, not what any stage computes, so a
+# CV-only run (final.train=false) gains its final model in place when run again with final.train=true
+VOLATILE_KEYS = ("output_dir", "logger", "hub", "resume", "paths", "final.train")
 
 
 def stage_done(folder: Path) -> dict | None:
