@@ -413,11 +413,16 @@ def test_a_cv_only_run_gains_its_final_model_in_place(tmp_path):
     final model trains (stack.neural_from needs both the out-of-fold scores and checkpoint/)."""
     from train.entailment import train
     from train.entailment.resume import STAGE_FILE
+    from train.run_guard import CONFIG_FILE
 
     over = ["classifier=tiny", f"data.train_file={FIXTURE}", "cv.folds=2", "optim.max_steps=2", "optim.batch_size=4"]
     cv_only = train(_compose("train_entailment", over + ["final.train=false"]), tmp_path)
     assert "final" not in cv_only and not (tmp_path / "checkpoint").exists()
     stamps = {f: (tmp_path / "folds" / f / STAGE_FILE).stat().st_mtime_ns for f in ("fold-0", "fold-1")}
+    # a run stored before final.train became volatile holds the key: it still matches
+    stored = json.loads((tmp_path / CONFIG_FILE).read_text())
+    stored["config"]["final.train"] = False
+    (tmp_path / CONFIG_FILE).write_text(json.dumps(stored))
     whole = train(_compose("train_entailment", over + ["final.train=true"]), tmp_path)
     assert {f: (tmp_path / "folds" / f / STAGE_FILE).stat().st_mtime_ns for f in stamps} == stamps
     assert whole["cv"] == cv_only["cv"] and (tmp_path / "checkpoint" / STAGE_FILE).exists()

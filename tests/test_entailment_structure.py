@@ -477,3 +477,35 @@ def test_extract_qas_reads_a_repeated_sentence_once():
     qas = extract_qas([a, b, a, []], det, RuleParser())
     assert det.read == 2 and qas[0] == qas[2] and qas[0] is not qas[2] and qas[0][0] is not qas[2][0] and qas[3] == []
     assert {q["predicate"] for q in qas[1]} == {"signed"}
+
+
+def test_stacker_compare_reproduces_the_runs_cv_from_its_saved_features(tmp_path, monkeypatch):
+    """The run saves the features its CV read; the comparison refits them by the same folds: the run's own
+    learner gives the run's figures, and the other learners and the structure context come as extra rows."""
+    import json
+
+    import models.entailment.structure as es
+    from parser_helpers import compose_cfg
+    from test_entailment import FIXTURE
+    from train.entailment import train
+    from train.entailment.stacker_compare import main
+
+    def fake(cls, p, d, batch_size=32, embedder=None, embedder_model=None, scope="all"):
+        return cls(Detector({"approved", "signed", "said"}), RuleParser(), p, d, None, None, scope)
+
+    monkeypatch.setattr(es.ReferenceStructure, "from_pretrained", classmethod(fake))
+    overrides = ["classifier=stacked", f"data.train_file={FIXTURE}", "cv.folds=2", "parser=P", "detector=D",
+                 "structure_embedder=null"]
+    stacked = train(compose_cfg("train_entailment", overrides), tmp_path)["stacked"]
+    assert main([str(tmp_path)]) == 0
+    rows = json.loads((tmp_path / "stacker_compare.json").read_text())
+    own = {r["candidate"]: r for r in rows if r["learner"] == "logistic C=1"}
+    for name, cand in stacked["candidates"].items():
+        for subset, row in cand["cv"]["at_0.5"].items():
+            assert own[name]["at_0.5"][subset]["bacc"] == pytest.approx(row["bacc"], abs=1e-9), (name, subset)
+        assert own[name]["mean_bacc"] == pytest.approx(cand["mean_bacc"])
+    assert {r["learner"] for r in rows} >= {"logistic C=0.1", "boosted depth 2"}
+    assert {r["candidate"] for r in rows} == set(stacked["candidates"]) | {"with_structure + structure context"}
+    (tmp_path / "stacked_features.npz").unlink()
+    with pytest.raises(FileNotFoundError, match="no saved stacker features"):
+        main([str(tmp_path)])

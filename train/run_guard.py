@@ -71,11 +71,15 @@ def flat_config(cfg: DictConfig, volatile: tuple[str, ...]) -> dict:
         if isinstance(node, dict) and node:
             for k, v in node.items():
                 walk(v, f"{prefix}.{k}" if prefix else str(k))
-        elif not any(prefix == v or prefix.startswith(v + ".") for v in volatile):
+        elif not is_volatile(prefix, volatile):
             out[prefix] = node
 
     walk(OmegaConf.to_container(cfg, resolve=True), "")
     return out
+
+
+def is_volatile(key: str, volatile: tuple[str, ...]) -> bool:
+    return any(key == v or key.startswith(v + ".") for v in volatile)
 
 
 def config_hash(flat: dict) -> str:
@@ -113,8 +117,10 @@ def check_stored_config(cfg: DictConfig, run_dir: Path, trainer: str, volatile: 
     flat = flat_config(cfg, volatile)
     path = run_dir / CONFIG_FILE
     stored = json.loads(path.read_text()) if path.exists() else None
+    if stored is not None:  # a key that became volatile since that run was stored no longer counts
+        stored["config"] = {k: v for k, v in stored["config"].items() if not is_volatile(k, volatile)}
     replaced = False
-    mismatch = stored is not None and stored["hash"] != config_hash(flat)
+    mismatch = stored is not None and config_hash(stored["config"]) != config_hash(flat)
     if mismatch:
         added = added_defaults(stored["config"], flat, command_line_keys())
         if added and config_hash({k: v for k, v in flat.items() if k not in added}) == config_hash(stored["config"]):

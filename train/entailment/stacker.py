@@ -60,6 +60,7 @@ def fit_stacker(cfg: DictConfig, examples, oof_neural: list[float] | None, run_d
     y = np.asarray([e["supported"] for e in examples])
     ds = [e["dataset"] for e in examples]
     C = float(cfg.stack.C)
+    save_features(run_dir / FEATURES_FILE, X, every, candidates, examples, cfg)
     results = {}
     for name, cols in candidates.items():
         Z, mean, std = _standardize(X[:, [every.index(f) for f in cols]])
@@ -116,6 +117,28 @@ def fit_stacker(cfg: DictConfig, examples, oof_neural: list[float] | None, run_d
     info["checkpoint"] = str(out)
     info["weights"] = dict(zip(feats, fmt["coef"]))
     return info
+
+
+FEATURES_FILE = "stacked_features.npz"
+
+
+def save_features(path: Path, X, every: list[str], candidates: dict, examples, cfg: DictConfig) -> None:
+    """The dev feature matrix the CV read (every candidate's columns), with labels, folds and predicate keys:
+    other stackers are compared on it without parsing again (python -m train.entailment.stacker_compare RUN)."""
+    import json
+
+    import numpy as np
+
+    keys = E.predicate_keys(examples)
+    keys = [f"{e['response_id']}|{k[0]}|{k[1]}" for e, k in zip(examples, keys)] if keys is not None else \
+        [f"{e['response_id']}|qa{i}" for i, e in enumerate(examples)]  # no predicate known: each QA alone
+    np.savez_compressed(path, X=X, features=np.array(every), y=np.asarray([int(e["supported"]) for e in examples]),
+                        dataset=np.array([e["dataset"] for e in examples]),
+                        example_id=np.array([e["example_id"] for e in examples]),
+                        response_id=np.array([e["response_id"] for e in examples]),
+                        group_id=np.array([str(e["group_id"]) for e in examples]), predicate_key=np.array(keys),
+                        info=np.array(json.dumps({"candidates": candidates, "C": float(cfg.stack.C),
+                                                  "folds": int(cfg.cv.folds or 5), "seed": int(cfg.seed)})))
 
 
 def contradiction_signal(cfg: DictConfig, structure):
