@@ -2,7 +2,7 @@
 hypothesis QA checked against the reference's own QAs, with scripted models (no weights)."""
 import pytest
 
-from models.entailment.structure import NEUTRAL, ReferenceStructure, split_sentences
+from models.entailment.structure import EXACT_FEATURES, NEUTRAL, ReferenceStructure, split_sentences
 from test_contradiction import RuleParser
 
 
@@ -146,7 +146,10 @@ def test_train_chooses_by_cv_and_saves_the_parser_reference(tmp_path, monkeypatc
     overrides = ["classifier=stacked", f"data.train_file={FIXTURE}", "cv.folds=2", "parser=P", "detector=D"]
     metrics = train(compose_cfg("train_entailment", overrides + ["structure_embedder=null"]), tmp_path / "exact")
     stacked = metrics["stacked"]
-    assert set(stacked["candidates"]) == {"lexical", "with_context", "with_structure"}
+    assert set(stacked["candidates"]) == {"lexical", "with_context", "with_structure", "with_pronoun_structure"}
+    # the pronoun candidate: the exact structure features again, for QAs answered by a lone pronoun
+    assert stacked["candidates"]["with_pronoun_structure"]["features"] == \
+        stacked["candidates"]["with_structure"]["features"] + ["pron_" + f for f in EXACT_FEATURES if f != "struct_fallback"]
     assert stacked["chosen"] in stacked["candidates"]
     fmt = json.loads((tmp_path / "exact" / "stacked" / "entailment_format.json").read_text())
     assert (fmt["structure"] == {"parser": "P", "detector": "D"}) == (stacked["chosen"] == "with_structure")
@@ -156,7 +159,9 @@ def test_train_chooses_by_cv_and_saves_the_parser_reference(tmp_path, monkeypatc
     assert set(stacked["cv"]["responses"]["overall"]) == {"n_responses", "share", "mean_prob"}
     # with the embedder, a third candidate; the checkpoint names the embedder only when it needs it
     stacked = train(compose_cfg("train_entailment", overrides), tmp_path / "sim")["stacked"]
-    assert set(stacked["candidates"]) == {"lexical", "with_context", "with_structure", "with_structure_similarity"}
+    assert set(stacked["candidates"]) == {"lexical", "with_context", "with_structure", "with_structure_similarity",
+                                          "with_pronoun_structure"}
+    assert {"pron_struct_fact_sim", "pron_struct_pred_sim"} <= set(stacked["candidates"]["with_pronoun_structure"]["features"])
     fmt = json.loads((tmp_path / "sim" / "stacked" / "entailment_format.json").read_text())
     assert ("embedder" in (fmt["structure"] or {})) == (stacked["chosen"] == "with_structure_similarity")
     assert ("struct_fact_sim" in fmt["features"]) == (stacked["chosen"] == "with_structure_similarity")
@@ -505,7 +510,26 @@ def test_stacker_compare_reproduces_the_runs_cv_from_its_saved_features(tmp_path
             assert own[name]["at_0.5"][subset]["bacc"] == pytest.approx(row["bacc"], abs=1e-9), (name, subset)
         assert own[name]["mean_bacc"] == pytest.approx(cand["mean_bacc"])
     assert {r["learner"] for r in rows} >= {"logistic C=0.1", "boosted depth 2"}
-    assert {r["candidate"] for r in rows} == set(stacked["candidates"]) | {"with_structure + structure context"}
+    assert {r["candidate"] for r in rows} == set(stacked["candidates"]) | {
+        f"{c} + structure context" for c in ("with_structure", "with_pronoun_structure")}
     (tmp_path / "stacked_features.npz").unlink()
     with pytest.raises(FileNotFoundError, match="no saved stacker features"):
         main([str(tmp_path)])
+
+
+def test_pronoun_features_are_the_structure_signals_of_pronoun_answers(structure):
+    """pron_X = answer_pronoun * X: zero for a named answer, X itself for a lone pronoun."""
+    from models.entailment import StackedScorer
+    from models.entailment.structure import PRONOUN_FEATURES
+
+    feats = ["answer_pronoun", "struct_role_match", "struct_answer_in_args", *PRONOUN_FEATURES[:7]]
+    s = StackedScorer(feats, coef=[0.0] * len(feats), structure=structure)
+    premise = "The council approved the budget on Tuesday . It said the budget was fair ."
+    rows = s.feature_rows(premise, ["who approved something? The council", "who said something? It"])
+    named, pronoun = (dict(zip(feats, r)) for r in rows)
+    assert named["answer_pronoun"] == 0 and all(named[f] == 0 for f in PRONOUN_FEATURES[:7])
+    assert pronoun["answer_pronoun"] == 1
+    assert all(pronoun[f] == pronoun[f[len("pron_"):]] for f in PRONOUN_FEATURES[:7])
+    assert any(pronoun[f] != 0 for f in PRONOUN_FEATURES[:7])  # the reference holds "It said": some signal fires
+    with pytest.raises(ValueError, match="reference parser"):
+        StackedScorer(["pron_struct_role_match"], coef=[1.0])

@@ -25,6 +25,10 @@ STACK_FEATURES = ("lex_raw", "lex_raw_all", "lex_norm", "lex_content", "answer_p
                   "struct_pred_in_ref", "struct_role_in_ref", "struct_role_match", "struct_role_conflict",
                   "struct_numbers_conflict", "struct_answer_in_args", "struct_answer_elsewhere", "struct_fallback",
                   "struct_fact_sim", "struct_pred_sim",
+                  # the same for QAs answered by a lone pronoun (structure.PRONOUN_FEATURES)
+                  "pron_struct_pred_in_ref", "pron_struct_role_in_ref", "pron_struct_role_match",
+                  "pron_struct_role_conflict", "pron_struct_numbers_conflict", "pron_struct_answer_in_args",
+                  "pron_struct_answer_elsewhere", "pron_struct_fact_sim", "pron_struct_pred_sim",
                   # the other QAs of the same predicate (add_context_features)
                   "ctx_lex_content", "ctx_lex_raw",
                   # the self-contradiction pair encoder against the nearest reference sentences (contradiction_signal.py)

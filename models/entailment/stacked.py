@@ -8,7 +8,7 @@ from models.entailment.features import (CONTEXT_FEATURES, STACK_FEATURES, add_co
                                         lexical_features, question_verb_key, split_hypothesis)
 from models.entailment.contradiction_signal import FEATURES as SIGNAL_FEATURES
 from models.entailment.scorers import Scorer, premise_groups
-from models.entailment.structure import SIMILARITY_FEATURES
+from models.entailment.structure import PRONOUN_FEATURES, SIMILARITY_FEATURES
 from models.memory import release_free_memory
 
 
@@ -47,9 +47,10 @@ class StackedScorer(Scorer):
             raise ValueError("stacked feature 'neural' needs a neural scorer")
         if "embedding" in self.features and embedding is None:
             raise ValueError("stacked feature 'embedding' needs an embedding scorer")
-        if any(f.startswith("struct_") for f in self.features) and structure is None:
+        if any(f.startswith(("struct_", "pron_struct_")) for f in self.features) and structure is None:
             raise ValueError("stacked struct_* features need the reference parser (models.entailment.structure)")
-        if set(SIMILARITY_FEATURES) & set(self.features) and structure.embedder is None:
+        if {*SIMILARITY_FEATURES, *(f"pron_{f}" for f in SIMILARITY_FEATURES)} & set(self.features) and \
+                structure.embedder is None:
             raise ValueError("stacked struct_*_sim features need the reference structure's sentence embedder")
         wants = [f for f in SIGNAL_FEATURES if f in self.features]
         if wants and contradiction is None:
@@ -88,6 +89,9 @@ class StackedScorer(Scorer):
                 self.stats["structure_fallback_qas"] += int(f["struct_fallback"])
             for k, v in self.structure.stats.items():  # running totals of the structure (set, not added)
                 self.stats[f"structure_{k}"] = v
+            for r in rows:
+                for f in PRONOUN_FEATURES:
+                    r[f] = r["answer_pronoun"] * r[f[len("pron_"):]]
         if any(f in self.features for f in SIGNAL_FEATURES):
             for r, f in zip(rows, self.contradiction.features(words, hypotheses, "ctr_max" in self.features)):
                 r.update(f)

@@ -56,6 +56,10 @@ EXACT_FEATURES = ("struct_pred_in_ref", "struct_role_in_ref", "struct_role_match
                   "struct_numbers_conflict", "struct_answer_in_args", "struct_answer_elsewhere", "struct_fallback")
 SIMILARITY_FEATURES = ("struct_fact_sim", "struct_pred_sim")
 STRUCT_FEATURES = EXACT_FEATURES + SIMILARITY_FEATURES
+# a QA whose answer is a lone pronoun ("who died? He") is supported when its event is: the pronoun itself is
+# always in the reference, so its structure signals mean something else than a named answer's. pron_X =
+# answer_pronoun * X lets the stacker weigh them apart (models/entailment/stacked.py)
+PRONOUN_FEATURES = tuple(f"pron_{f}" for f in STRUCT_FEATURES if f != "struct_fallback")
 NEUTRAL = {f: 0.0 for f in STRUCT_FEATURES}
 SENTENCE_END = {".", "!", "?"}
 SCOPES = ("all", "relevant", "verb")

@@ -14,7 +14,7 @@ from metrics.entailment import best_bacc_threshold, metrics_table, response_corr
 from models import entailment as E
 from models.entailment.contradiction_signal import FEATURES as SIGNAL_FEATURES
 from models.entailment.features import CONTEXT_FEATURES
-from models.entailment.structure import EXACT_FEATURES, SIMILARITY_FEATURES, ReferenceStructure
+from models.entailment.structure import EXACT_FEATURES, SIMILARITY_FEATURES, STRUCT_FEATURES, ReferenceStructure
 from train.entailment.data import group_folds
 
 
@@ -25,7 +25,8 @@ def fit_stacker(cfg: DictConfig, examples, oof_neural: list[float] | None, run_d
     on all dev and saved as a `stacked` checkpoint. The CV chooses (mean balanced accuracy over the
     three subsets) among nested candidates: the lexical set, + the other QAs of the same predicate
     (cfg.stack.context), + the exact structure features, + their similarity versions when
-    cfg.structure_embedder names a sentence embedder."""
+    cfg.structure_embedder names a sentence embedder, + the richest one's structure features again for QAs
+    answered by a lone pronoun (pron_*)."""
     import numpy as np
 
     feats = list(cfg.stack.features)
@@ -47,6 +48,10 @@ def fit_stacker(cfg: DictConfig, examples, oof_neural: list[float] | None, run_d
         candidates["with_structure"] = exact
         if embedder:  # the soft matches (MiniLM) on top of the exact ones
             candidates["with_structure_similarity"] = exact + list(SIMILARITY_FEATURES)
+    if structure is not None:  # the structure signals of QAs answered by a lone pronoun, weighed apart
+        richest = candidates[list(candidates)[-1]]
+        candidates["with_pronoun_structure"] = richest + [f"pron_{f}" for f in richest
+                                                          if f in STRUCT_FEATURES and f != "struct_fallback"]
     signal = contradiction_signal(cfg, structure)
     if signal is not None:  # the QA against the nearest sentences, then the pair encoder's P(contradiction) too
         richest = candidates[list(candidates)[-1]]
