@@ -76,9 +76,7 @@ def fit_stacker(cfg: DictConfig, examples, oof_neural: list[float] | None, run_d
         results[name] = {"features": cols, "threshold": thr, "Z": Z, "mean": mean, "std": std, "oof": oof,
                          "cv": {"at_0.5": metrics_table(ds, y.tolist(), oof.tolist()), "at_threshold": table,
                                 "responses": resp},
-                         # over the sub-datasets present (a dev slice may hold one or two of them)
-                         "mean_bacc": float(np.mean([table[d]["bacc"] for d in ("cliff", "factscore", "verifiability")
-                                                     if table[d]["bacc"] is not None]))}
+                         "mean_bacc": mean_subset_bacc(table)}
     chosen = max(results, key=lambda n: results[n]["mean_bacc"])
     best = results[chosen]
     feats = best["features"]
@@ -178,6 +176,13 @@ def _feature_matrix(stacker, examples, oof_neural) -> list:
     return X
 
 
+def mean_subset_bacc(table: dict) -> float:
+    """The CV's criterion: the mean BAcc of the sub-datasets present (a dev slice may hold one or two of them)."""
+    import numpy as np
+
+    return float(np.mean([table[d]["bacc"] for d in ("cliff", "factscore", "verifiability") if table[d]["bacc"] is not None]))
+
+
 def _standardize(X):
     mean, std = X.mean(0), X.std(0) + 1e-6
     return (X - mean) / std, mean, std
@@ -239,8 +244,7 @@ def extra_labels(cfg: DictConfig, examples, stacker, every, feats, best, y, C: f
         oof = _out_of_fold(best["Z"], y, examples, C, cfg, (eZ, ey, groups, w))
         thr = best_bacc_threshold(oof.tolist(), y.tolist())
         table = metrics_table(ds, y.tolist(), oof.tolist(), thr)
-        by_weight[w] = float(np.mean([table[d]["bacc"] for d in ("cliff", "factscore", "verifiability")
-                                      if table[d]["bacc"] is not None]))
+        by_weight[w] = mean_subset_bacc(table)
         cells[w] = {"threshold": thr, "oof": oof, "mean_bacc": by_weight[w],
                     "cv": {"at_0.5": metrics_table(ds, y.tolist(), oof.tolist()), "at_threshold": table,
                            "responses": response_correlations([e["response_id"] for e in examples], ds,

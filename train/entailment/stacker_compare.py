@@ -19,9 +19,10 @@ from pathlib import Path
 import numpy as np
 
 from metrics.entailment import best_bacc_threshold, metrics_table, roc_auc
+from models.entailment.features import group_indices
 from models.entailment.structure import STRUCT_FEATURES
 from train.entailment.data import group_folds
-from train.entailment.stacker import FEATURES_FILE
+from train.entailment.stacker import FEATURES_FILE, _standardize, mean_subset_bacc
 
 SUBSETS = ("cliff", "factscore", "verifiability")
 LOGISTIC_C = (0.03, 0.1, 0.3, 1.0, 3.0)
@@ -42,11 +43,8 @@ def load(run: Path) -> dict:
 
 def context_of(X: np.ndarray, keys) -> np.ndarray:
     """Each column's mean over the other rows with the same predicate key (a row alone keeps its own)."""
-    members: dict[str, list[int]] = {}
-    for i, k in enumerate(keys):
-        members.setdefault(str(k), []).append(i)
     out = np.empty_like(X)
-    for rows in members.values():
+    for rows in group_indices([str(k) for k in keys]).values():
         for i in rows:
             others = [j for j in rows if j != i] or [i]
             out[i] = X[others].mean(0)
@@ -64,15 +62,14 @@ def learner(name: str):
 
 def evaluate(Z: np.ndarray, d: dict, folds, name: str) -> dict:
     y, ds = d["y"], [str(x) for x in d["dataset"]]
-    Z = (Z - Z.mean(0)) / (Z.std(0) + 1e-6)  # as the stacker standardizes
+    Z = _standardize(Z)[0]  # as the stacker does
     oof = np.zeros(len(y))
     for tr, te in folds:
         oof[te] = learner(name).fit(Z[tr], y[tr]).predict_proba(Z[te])[:, 1]
     thr = best_bacc_threshold(oof.tolist(), y.tolist())
-    at_thr = metrics_table(ds, y.tolist(), oof.tolist(), thr)
     return {"at_0.5": metrics_table(ds, y.tolist(), oof.tolist()), "threshold": thr, "auc": roc_auc(y.tolist(), oof.tolist()),
-            # the stacker's own criterion (fit_stacker): mean BAcc over the subsets at the CV threshold
-            "mean_bacc": float(np.mean([at_thr[s]["bacc"] for s in SUBSETS if at_thr[s]["bacc"] is not None]))}
+            # the stacker's own criterion (fit_stacker), at the CV threshold
+            "mean_bacc": mean_subset_bacc(metrics_table(ds, y.tolist(), oof.tolist(), thr))}
 
 
 def compare(d: dict) -> list[dict]:
