@@ -14,7 +14,7 @@ from metrics.entailment import best_bacc_threshold, metrics_table, response_corr
 from models import entailment as E
 from models.entailment.contradiction_signal import FEATURES as SIGNAL_FEATURES
 from models.entailment.features import CONTEXT_FEATURES
-from models.entailment.structure import EXACT_FEATURES, SIMILARITY_FEATURES, STRUCT_FEATURES, ReferenceStructure
+from models.entailment.structure import EXACT_FEATURES, PRONOUN_FEATURES, SIMILARITY_FEATURES, ReferenceStructure
 from train.entailment.data import group_folds
 
 
@@ -50,8 +50,7 @@ def fit_stacker(cfg: DictConfig, examples, oof_neural: list[float] | None, run_d
             candidates["with_structure_similarity"] = exact + list(SIMILARITY_FEATURES)
     if structure is not None:  # the structure signals of QAs answered by a lone pronoun, weighed apart
         richest = candidates[list(candidates)[-1]]
-        candidates["with_pronoun_structure"] = richest + [f"pron_{f}" for f in richest
-                                                          if f in STRUCT_FEATURES and f != "struct_fallback"]
+        candidates["with_pronoun_structure"] = richest + [p for p in PRONOUN_FEATURES if p[len("pron_"):] in richest]
     signal = contradiction_signal(cfg, structure)
     if signal is not None:  # the QA against the nearest sentences, then the pair encoder's P(contradiction) too
         richest = candidates[list(candidates)[-1]]
