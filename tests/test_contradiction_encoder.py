@@ -350,3 +350,41 @@ def test_the_analysis_cache_knows_a_checkpoint_retrained_into_the_same_folder(tm
     (ckpt / "model.safetensors").write_bytes(b"a" * 199_999 + b"b")  # retrained: the tail moved
     assert fingerprint(str(ckpt)) != before
     assert fingerprint("org/hub-model") == "org/hub-model" and fingerprint("None") == "None"
+
+
+GEMMA_TINY = ("encoder.random_config={model_type: gemma3_text, hidden_size: 32, num_hidden_layers: 1, "
+              "num_attention_heads: 2, num_key_value_heads: 1, head_dim: 16, intermediate_size: 37, "
+              "vocab_size: 262144, max_position_embeddings: 256}")
+
+
+def test_a_decoder_pair_encoder_with_its_embeddings_frozen(tmp_path, monkeypatch):
+    """A causal LM as the pair encoder (Gemma's tokenizer has no separator token: a line break parts the
+    context from sentence a) with `encoder.freeze_embeddings`: the fold stages train, their settings record
+    the flag, the token embeddings stay as built while the rest learns, and the run scores out of fold."""
+    import torch
+
+    import train.contradiction.run as tc
+    from models.contradiction.pair_encoder import PairEncoder
+    from train.contradiction.pair_encoder import SETTINGS_FILE, build_encoder
+
+    monkeypatch.setattr(tc, "load_components", lambda *a, **k: pytest.fail("encoder-only: no components"))
+    pairs = _pairs_file(tmp_path / "pairs.jsonl")
+    over = [f"data.train_file={pairs}", "selection.files=[]", "alignment=false", "cv.folds=2", "cv.C=[1.0]",
+            GEMMA_TINY, "encoder.tokenizer=gemma3_270m", "encoder.freeze_embeddings=true", "encoder.context=prompt",
+            f"encoder.train_files=[{pairs}]", "encoder.report_files=[]", "encoder.max_steps=2", "encoder.batch_size=4",
+            "encoder.bf16=false", f"analysis_cache={tmp_path / 'cache'}"]
+    cfg = compose_cfg("train_contradiction", over)
+    first, second = build_encoder(cfg.encoder, 0).segments({"prompt": "Merkel", "a": "She won .", "b": "She lost ."})
+    assert first == "Merkel\nShe won ." and second == "She lost ."
+
+    metrics = tc.train(cfg, tmp_path / "R")
+    assert metrics["chosen"]["feature_set"] == "encoder" and metrics["scored"] == 21
+    stage = tmp_path / "R" / "encoder" / "fold0"
+    assert json.loads((stage / SETTINGS_FILE).read_text())["freeze_embeddings"] is True
+    trained = PairEncoder.from_pretrained(stage / "model").model
+    fresh = build_encoder(cfg.encoder, int(cfg.seed)).model  # fold 0 trains with the seed + 0
+    assert torch.equal(trained.get_input_embeddings().weight, fresh.get_input_embeddings().weight)
+    assert not torch.equal(trained.score.weight, fresh.score.weight)
+    # the flag is part of what a stage was trained with: the same folder without it is refused
+    with pytest.raises(ValueError, match="freeze_embeddings"):
+        tc.train(compose_cfg("train_contradiction", [o for o in over if "freeze" not in o]), tmp_path / "R")

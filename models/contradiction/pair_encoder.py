@@ -76,7 +76,9 @@ class PairEncoder:
         while keep and sum(lengths[len(words) - keep:]) > budget:
             keep -= 1
         ctx = " ".join(words[len(words) - keep:])
-        return (f"{ctx} {self.tokenizer.sep_token} {a}" if ctx else a), b
+        # a decoder's tokenizer (Gemma) has no separator token: a line break parts the context from sentence a
+        sep = f" {self.tokenizer.sep_token} " if self.tokenizer.sep_token else "\n"
+        return (f"{ctx}{sep}{a}" if ctx else a), b
 
     def encode(self, pairs: Sequence[dict]) -> list[dict]:
         """Token ids per pair, at most max_length (two over-long sentences are cut longest first)."""
