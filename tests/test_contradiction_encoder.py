@@ -359,7 +359,7 @@ GEMMA_TINY = ("encoder.random_config={model_type: gemma3_text, hidden_size: 32, 
 
 def test_a_decoder_pair_encoder_with_its_embeddings_frozen(tmp_path, monkeypatch):
     """A causal LM as the pair encoder (Gemma's tokenizer has no separator token: a line break parts the
-    context from sentence a) with `encoder.freeze_embeddings`: the fold stages train, their settings record
+    context from sentence a) with `encoder.freeze_word_embeddings`: the fold stages train, their settings record
     the flag, the token embeddings stay as built while the rest learns, and the run scores out of fold."""
     import torch
 
@@ -370,7 +370,7 @@ def test_a_decoder_pair_encoder_with_its_embeddings_frozen(tmp_path, monkeypatch
     monkeypatch.setattr(tc, "load_components", lambda *a, **k: pytest.fail("encoder-only: no components"))
     pairs = _pairs_file(tmp_path / "pairs.jsonl")
     over = [f"data.train_file={pairs}", "selection.files=[]", "alignment=false", "cv.folds=2", "cv.C=[1.0]",
-            GEMMA_TINY, "encoder.tokenizer=gemma3_270m", "encoder.freeze_embeddings=true", "encoder.context=prompt",
+            GEMMA_TINY, "encoder.tokenizer=gemma3_270m", "encoder.freeze_word_embeddings=true", "encoder.context=prompt",
             f"encoder.train_files=[{pairs}]", "encoder.report_files=[]", "encoder.max_steps=2", "encoder.batch_size=4",
             "encoder.bf16=false", f"analysis_cache={tmp_path / 'cache'}"]
     cfg = compose_cfg("train_contradiction", over)
@@ -380,11 +380,11 @@ def test_a_decoder_pair_encoder_with_its_embeddings_frozen(tmp_path, monkeypatch
     metrics = tc.train(cfg, tmp_path / "R")
     assert metrics["chosen"]["feature_set"] == "encoder" and metrics["scored"] == 21
     stage = tmp_path / "R" / "encoder" / "fold0"
-    assert json.loads((stage / SETTINGS_FILE).read_text())["freeze_embeddings"] is True
+    assert json.loads((stage / SETTINGS_FILE).read_text())["freeze_word_embeddings"] is True
     trained = PairEncoder.from_pretrained(stage / "model").model
     fresh = build_encoder(cfg.encoder, int(cfg.seed)).model  # fold 0 trains with the seed + 0
     assert torch.equal(trained.get_input_embeddings().weight, fresh.get_input_embeddings().weight)
     assert not torch.equal(trained.score.weight, fresh.score.weight)
     # the flag is part of what a stage was trained with: the same folder without it is refused
-    with pytest.raises(ValueError, match="freeze_embeddings"):
+    with pytest.raises(ValueError, match="freeze_word_embeddings"):
         tc.train(compose_cfg("train_contradiction", [o for o in over if "freeze" not in o]), tmp_path / "R")

@@ -29,7 +29,7 @@ SETTINGS_FILE = "stage_settings.json"
 # a budget like the parser's) they run are not among them
 TRAINING_KEYS = ("model", "random_config", "tokenizer", "context", "context_words", "max_length", "epochs",
                  "batch_size", "learning_rate", "max_steps", "bf16")
-OPTIONAL_TRAINING_FLAGS = ("freeze_embeddings",)
+OPTIONAL_TRAINING_FLAGS = ("freeze_word_embeddings",)
 
 
 def stage_settings(enc: DictConfig, pairs: list[dict], seed: int) -> dict:
@@ -77,7 +77,7 @@ def build_encoder(enc: DictConfig, seed: int) -> PairEncoder:
         path = resolve_model_path(enc.model)
         tokenizer = AutoTokenizer.from_pretrained(path)
         model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=2, **labels)
-    if enc.get("freeze_embeddings"):
+    if enc.get("freeze_word_embeddings"):
         # the token embeddings stay as pretrained: for Gemma 3 270M they are 168M of its 268M parameters (a
         # 262k vocabulary), and their dense gradient and AdamW update doubled a training step on one core
         model.get_input_embeddings().requires_grad_(False)
