@@ -428,6 +428,49 @@ def test_a_cv_only_run_gains_its_final_model_in_place(tmp_path):
     assert whole["cv"] == cv_only["cv"] and (tmp_path / "checkpoint" / STAGE_FILE).exists()
 
 
+def test_some_folds_train_in_a_second_process_beside_the_whole_run(tmp_path):
+    """cv.only_folds=[1] trains fold 1 while the whole run holds the run dir (another GPU or core); the whole
+    run waits for a fold in flight, reuses it and ends as a run of every fold in one process does."""
+    import threading
+    import time
+
+    from train.entailment import train
+    from train.entailment.resume import STAGE_FILE, stage_lock
+    from train.run_guard import RunDirectoryLockedError, run_dir_lock
+
+    over = ["classifier=tiny", f"data.train_file={FIXTURE}", "cv.folds=2", "optim.max_steps=2", "optim.batch_size=4"]
+    straight = train(_compose("train_entailment", over), tmp_path / "straight")
+    run = tmp_path / "R"
+    with run_dir_lock(run):  # the whole run is live in R
+        part = train(_compose("train_entailment", over + ["cv.only_folds=[1]"]), run)
+        with pytest.raises(RunDirectoryLockedError):
+            train(_compose("train_entailment", over), run)
+    assert part["folds_trained"] == [1] and "cv" not in part and "final" not in part
+    assert (run / "folds" / "fold-1" / STAGE_FILE).exists() and not (run / "folds" / "fold-0").exists()
+    assert not (run / "all_results.json").exists()  # a part writes no summary of its own
+    stamp = (run / "folds" / "fold-1" / STAGE_FILE).stat().st_mtime_ns
+
+    held, released = threading.Event(), []
+
+    def another_process_trains_fold_0():
+        with stage_lock(run / "folds" / "fold-0"):
+            held.set()
+            time.sleep(1.0)
+            released.append(time.time_ns())
+
+    t = threading.Thread(target=another_process_trains_fold_0)
+    t.start()
+    held.wait()
+    whole = train(_compose("train_entailment", over), run)
+    t.join()
+    assert (run / "folds" / "fold-0" / STAGE_FILE).stat().st_mtime_ns > released[0]  # it waited for the lock
+    assert (run / "folds" / "fold-1" / STAGE_FILE).stat().st_mtime_ns == stamp  # the part's fold was reused
+    assert whole["cv"] == straight["cv"] and whole["final"] == straight["final"]
+    for bad in (["cv.only_folds=[2]"], ["cv.only_folds=[0]", "resume=none"], ["classifier=stacked", "cv.only_folds=[0]"]):
+        with pytest.raises(ValueError, match="cv.only_folds"):
+            train(_compose("train_entailment", over + bad), tmp_path / "bad")
+
+
 def test_a_stage_killed_midway_resumes_from_its_trainer_checkpoint(tmp_path):
     """SIGKILL during the final model's training; the rerun resumes from its newest Trainer
     checkpoint (the parser's rule) and saves the same weights as an uninterrupted run."""

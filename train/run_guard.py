@@ -38,10 +38,11 @@ class ConfigMismatchError(ValueError):
 
 
 @contextmanager
-def run_dir_lock(run_dir: Path):
-    """Hold an exclusive lock on `run_dir` for this process's rank, or raise at once."""
+def run_dir_lock(run_dir: Path, part: str | None = None):
+    """Hold an exclusive lock on `run_dir` for this process's rank, or raise at once. A `part` (a run that
+    trains only some stages of the directory, which lock themselves) holds a lock of its own beside it."""
     run_dir.mkdir(parents=True, exist_ok=True)
-    path = run_dir / f".run.lock.rank{os.environ.get('RANK', '0')}"
+    path = run_dir / (f".run.lock.rank{os.environ.get('RANK', '0')}" + (f".{part}" if part else ""))
     handle = path.open("a+")
     try:
         fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -181,10 +182,11 @@ def last_complete_checkpoint(output_dir: Path) -> str | None:
 
 @contextmanager
 def claim_run_dir(cfg: DictConfig, run_dir: Path, trainer: str, volatile: tuple[str, ...],
-                  checkpoints: str | None = "checkpoints"):
+                  checkpoints: str | None = "checkpoints", part: str | None = None):
     """Lock `run_dir`, check its stored configuration, and on a fresh start (`resume=none`) move an
-    earlier run's checkpoint folder aside. Everything a trainer does with the directory goes inside."""
-    with run_dir_lock(run_dir):
+    earlier run's checkpoint folder aside. Everything a trainer does with the directory goes inside.
+    `part`: this run trains only some of the directory's stages, each under its own lock (run_dir_lock)."""
+    with run_dir_lock(run_dir, part):
         fresh = cfg.get("resume", "auto") in (None, False, "none")
         check_stored_config(cfg, run_dir, trainer, volatile, fresh)
         if fresh and checkpoints and (run_dir / checkpoints).is_dir() and any((run_dir / checkpoints).iterdir()):

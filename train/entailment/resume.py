@@ -8,8 +8,10 @@ train/run_guard.py locks it and refuses another configuration (resume=none start
 """
 from __future__ import annotations
 
+import fcntl
 import json
 import logging
+from contextlib import contextmanager
 from pathlib import Path
 
 log = logging.getLogger(__name__)
@@ -18,7 +20,26 @@ STAGE_FILE = "stage_done.json"
 # settings that do not change what a stage computes (where it is written, logged or pushed)
 # and the switch of the final stage: it chooses whether that stage runs, not what any stage computes, so a
 # CV-only run (final.train=false) gains its final model in place when run again with final.train=true
-VOLATILE_KEYS = ("output_dir", "logger", "hub", "resume", "paths", "final.train")
+# cv.only_folds likewise chooses which folds this process trains, not what a fold computes
+VOLATILE_KEYS = ("output_dir", "logger", "hub", "resume", "paths", "final.train", "cv.only_folds")
+
+
+@contextmanager
+def stage_lock(folder: Path):
+    """Hold `folder`'s stage lock, waiting while another process of the same run dir trains that stage
+    (cv.only_folds runs folds beside the whole run); check stage_done inside, after the wait."""
+    folder = Path(folder)
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    with (folder.parent / f".{folder.name}.lock").open("a+") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            log.info("%s is being trained by another process of this run dir: waiting for it", folder)
+            fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
 def stage_done(folder: Path) -> dict | None:

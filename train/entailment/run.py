@@ -21,7 +21,9 @@ Resume: the same command in the same run dir (hydra.run.dir=RUN) reuses every st
 finished (synthetic pre-training, each CV fold, the final model) and trains the rest; a stage killed
 midway resumes from its newest complete Trainer checkpoint (RUN/trainer/<stage>, every
 checkpoint_steps steps), the parser's rule. Each stage seeds itself, so the result equals an
-uninterrupted run. Another configuration in that dir is refused.
+uninterrupted run. Another configuration in that dir is refused. Folds can train on two GPUs or cores at once:
+`cv.only_folds=[3,4] hydra.output_subdir=.hydra-folds-3-4` in the same run dir beside the whole run, which
+waits for a fold in flight and reuses it (each fold is locked while it trains).
 
 This module runs the stages; the rest of the job lives beside it: train.entailment.data (training
 triples, dataset, grouped folds), train.entailment.model (model, scorer, one Trainer run),
@@ -47,7 +49,7 @@ from models.checkpoint import is_hub_id
 from models.model_paths import resolve_model_path
 from train.entailment.data import dev_triples, group_folds, synthetic_triples
 from train.entailment.model import build_model, fit, load_tokenizer, make_scorer, neural_scores
-from train.entailment.resume import VOLATILE_KEYS, forget_stages, mark_done, stage_done
+from train.entailment.resume import VOLATILE_KEYS, forget_stages, mark_done, stage_done, stage_lock
 from train.run_guard import claim_run_dir
 from train.entailment.stacker import fit_stacker, load_neural_run
 from common.tracking import init_wandb
@@ -78,6 +80,14 @@ def check_config(cfg: DictConfig) -> None:
         if local:
             raise ValueError(f"hub=push with local {', '.join(local)}: push them first and give their Hub ids "
                              "(parser=ORG/NAME detector=ORG/NAME), so that the published classifier can load them")
+    only = only_folds(cfg)
+    if only is not None:
+        bad = [i for i in only if not 0 <= i < (cfg.cv.folds or 0)]
+        if fam == "stacked" or bad or cfg.get("resume", "auto") in (None, False, "none"):
+            raise ValueError(f"cv.only_folds={only}: trains some CV folds of a neural classifier beside the run of "
+                             f"every fold in the same run dir; needs indices in 0..{(cfg.cv.folds or 0) - 1} "
+                             f"(cv.folds={cfg.cv.folds}), a neural family (not {fam!r}) and resume=auto"
+                             + (f"; out of range: {bad}" if bad else ""))
     if fam == "stacked":
         return
     from transformers import AutoConfig
@@ -126,6 +136,12 @@ def train_fold(cfg: DictConfig, examples: list[dict], fi: int, n_folds: int, tra
     """Stage 2, one CV fold: train on `train_idx`, score `test_idx`; {"test", "scores", "stats"}.
     A finished fold is reused when it held out the same examples."""
     fold_dir = run_dir / "folds" / f"fold-{fi}"
+    with stage_lock(fold_dir):  # a cv.only_folds run beside this one may be training it: wait, then reuse it
+        return _train_fold(cfg, examples, fi, n_folds, train_idx, test_idx, init, run_dir, fold_dir)
+
+
+def _train_fold(cfg: DictConfig, examples: list[dict], fi: int, n_folds: int, train_idx: list[int],
+                test_idx: list[int], init: str | None, run_dir: Path, fold_dir: Path) -> dict:
     done = stage_done(fold_dir)
     if done is not None and done["test"] == test_idx:
         return done
@@ -143,14 +159,23 @@ def cross_validate(cfg: DictConfig, examples: list[dict], init: str | None, run_
     """(out-of-fold score per example, None where no fold scored it; the number of folds)."""
     oof = [None] * len(examples)
     folds = group_folds(examples, cfg.cv.folds, cfg.seed) if cfg.cv.folds else []
+    only = only_folds(cfg)
     for fi, (tr, te) in enumerate(folds):
         if cfg.cv.get("max_folds") and fi >= cfg.cv.max_folds:
             break
+        if only is not None and fi not in only:
+            continue
         te = [int(i) for i in te]
         done = train_fold(cfg, examples, fi, len(folds), tr, te, init, run_dir)
         for i, s in zip(te, done["scores"]):
             oof[i] = s
     return oof, len(folds)
+
+
+def only_folds(cfg: DictConfig) -> list[int] | None:
+    """cv.only_folds as a list of fold indices, or None when the run trains every fold."""
+    only = cfg.cv.get("only_folds")
+    return None if only is None else [int(i) for i in only]
 
 
 def cv_summary(examples: list[dict], oof: list, n_folds: int, run_dir: Path) -> dict | None:
@@ -223,6 +248,8 @@ def run_neural(cfg: DictConfig, examples: list[dict], run_dir: Path) -> dict:
         info["synthetic"] = pretrain_synthetic(cfg, run_dir)
         init = str(run_dir / "pretrained")
     oof, n_folds = cross_validate(cfg, examples, init, run_dir)
+    if only_folds(cfg) is not None:  # a part of the CV: the run of every fold summarizes it and trains the final model
+        return {"folds_trained": only_folds(cfg), "oof_scores": oof}
     cv = cv_summary(examples, oof, n_folds, run_dir)
     if cv is not None:
         info["cv"] = cv
@@ -272,7 +299,8 @@ def train(cfg: DictConfig, run_dir: str | Path | None = None) -> dict:
     """Train (CV + final model) and return the metrics dict also written to all_results.json."""
     check_config(cfg)
     run_dir = Path(run_dir or cfg.get("output_dir") or ".")
-    with claim_run_dir(cfg, run_dir, "train.entailment", VOLATILE_KEYS, checkpoints=None):
+    part = None if only_folds(cfg) is None else "folds-" + "-".join(map(str, only_folds(cfg)))
+    with claim_run_dir(cfg, run_dir, "train.entailment", VOLATILE_KEYS, checkpoints=None, part=part):
         if cfg.get("resume", "auto") in (None, False, "none"):
             forget_stages(run_dir)
             shutil.rmtree(run_dir / "trainer", ignore_errors=True)  # and a killed stage's checkpoints
@@ -293,6 +321,12 @@ def _train(cfg: DictConfig, run_dir: Path) -> dict:
     if cfg.classifier.family != "stacked":
         info = run_neural(cfg, examples, run_dir)
         oof = info.pop("oof_scores")
+        if "folds_trained" in info:  # cv.only_folds: no summary of its own beside the whole run's
+            log.info("trained folds %s of %s; the run of every fold in this run dir summarizes them",
+                     info["folds_trained"], run_dir)
+            if run is not None:
+                run.finish()
+            return {**metrics, **info}
         if any(s is None for s in oof):
             oof = None
         metrics.update(info)
