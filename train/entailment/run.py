@@ -115,9 +115,12 @@ def pretrain_synthetic(cfg: DictConfig, run_dir: Path) -> dict:
     """Stage 1: pre-train on the synthetic set and save RUN/pretrained, a complete checkpoint on
     its own (scored zero-shot on the benchmark, or used as a stacked feature)."""
     init = str(run_dir / "pretrained")
-    done = stage_done(run_dir / "pretrained")
-    if done is not None:
-        return done
+    with stage_lock(run_dir / "pretrained"):  # a cv.only_folds run beside this one needs it too: one of them trains it
+        done = stage_done(run_dir / "pretrained")
+        return done if done is not None else _pretrain_synthetic(cfg, run_dir, init)
+
+
+def _pretrain_synthetic(cfg: DictConfig, run_dir: Path, init: str) -> dict:
     log.info("pre-training on the synthetic set %s", cfg.synthetic.file)
     set_seed(cfg.seed)
     model, tok = build_model(cfg)
