@@ -13,7 +13,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
-BUILD_HINT = "python -m data_prep.build paths.data_dir=/work/shared/data"
+BUILD_HINT = "python -m data_prep.build paths.data_dir=$QASEM_DATA_DIR"
 
 
 def compose_parser_config(overrides: list[str]):

@@ -1,7 +1,7 @@
-"""data_prep.build on corrupt releases (issue 14): every read error names the file (and line), a
+"""data_prep.build on corrupt releases: every read error names the file (and line), a
 truncated file fails the build, a failed build leaves the processed files as they were, skip
 reasons are named right and their file:line examples land in stats.json. Also the missing-data
-stop of train.parser (issue 13)."""
+stop of train.parser."""
 import gzip
 import json
 import subprocess

@@ -1,5 +1,6 @@
 """A run directory holds one live run of one configuration (train/run_guard.py), a kill during a
-save never blocks the resume, and a diverged run stops (train/divergence.py): issue 14's probes."""
+save never blocks the resume, and a diverged run stops (train/divergence.py): the faults a killed or
+rerun training meets."""
 import json
 import subprocess
 import sys

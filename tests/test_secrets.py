@@ -1,4 +1,4 @@
-"""No secret leaves the machine (issue 14): secret-looking overrides are masked in the model card,
+"""No secret leaves the machine: secret-looking overrides are masked in the model card,
 W&B (config and recorded command line), the run's log and Hydra's .hydra/ files, while the job
 itself still uses the real values."""
 import os
