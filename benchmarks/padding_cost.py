@@ -7,7 +7,7 @@ padded (N), alternating in one process, from a cold reference cache each run; me
 
 Prints one JSON object: own_length / padded ({s_per_response, runs}), time_ratio (padded / own length) and
 max_abs_dp (0: the padding is masked). Peak memory is not compared here (one process keeps the blocks of
-both); the consistency CLI's peak RSS under each setting is in docs/scoring.md.
+both); the consistency CLI's peak RSS under each setting is in docs/experiments/scoring.md.
 """
 from __future__ import annotations
 

@@ -2,19 +2,19 @@
 glibc's heap fragmented: freed blocks stay in the process, so RSS climbs with the number of references
 scored. QASEM_MALLOC_TRIM=1 hands the free pages back once per response (malloc_trim): on 24 test
 responses +229 MB instead of +897 MB, but it costs CPU time (15 % more user time on 25 CLI responses:
-every response faults its pages in again), so it is off by default. Measured in docs/scoring.md ("Memory").
+every response faults its pages in again), so it is off by default. Measured in docs/experiments/scoring.md ("Memory").
 
 QASEM_PAD_MULTIPLE=N pads inference batches to a multiple of N (subwords, and words for the parser's span
 grid), so that a long run allocates tensors of a few sizes instead of one per batch length and glibc can
 reuse its freed blocks: the consistency CLI on the benchmark's test split peaked at 1.35 GB with N=32 and
 2.26 GB with N=8, instead of 2.80 GB, with the same correlations, at 1.37x / 1.07x the scoring time
-(benchmarks/padding_cost.py; docs/scoring.md, "Memory"). Padding is masked: the scores do not change
+(benchmarks/padding_cost.py; docs/experiments/scoring.md, "Memory"). Padding is masked: the scores do not change
 (tested). Off by default (1: each batch's own length): time is the scarcer resource on these machines.
 
 jemalloc instead of glibc's malloc (use_jemalloc, called by every evaluation CLI before it starts): it hands
 freed pages back on its own, so the blocks of past shapes do not pile up. The consistency CLI on the
 benchmark's test split peaks at 1.91 GB instead of 3.29 GB, with the same scores, at 1.07-1.10x the wall
-time (benchmarks/allocator_cost.py; docs/scoring.md, "Memory: jemalloc").
+time (benchmarks/allocator_cost.py; docs/experiments/scoring.md, "Memory").
 QASEM_ALLOCATOR=glibc keeps glibc's."""
 from __future__ import annotations
 

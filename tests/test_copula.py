@@ -89,7 +89,7 @@ def test_the_pipeline_adds_copular_predicates_and_the_switch_leaves_them_out():
 
 
 def test_the_rule_on_the_benchmark_dev_copulas(data_dir, tmp_path):
-    """Built on dev: the figures docs/scoring.md reports (test is read once, by the command there)."""
+    """Built on dev: the figures docs/experiments/scoring.md reports (test is read once, by the command there)."""
     from parser_helpers import compose_cfg
 
     from evaluation.copula import run
