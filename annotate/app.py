@@ -4,12 +4,17 @@ Routes
   GET  /healthz                       200 once the app serves (the database is open and the items loaded)
   GET  /a/{token}                     the annotator's current item (resume), or the finished page
   GET  /api/{token}/item              the same item as JSON
-  POST /api/{token}/label             {"item_id", "kind": check|span|qa, "target", "value": 0|1}: saved at once
-  POST /api/{token}/note              {"item_id", "note"}
+  POST /api/{token}/label             {"item_id", "kind": check|span|qa, "target", "value": 0|1, "seq"}: saved at once
+                                      (seq, optional: the answer's number; an older one than the row's is ignored)
+  POST /api/{token}/note              {"item_id", "note", "seq"}
   POST /api/{token}/done              {"item_id"}: submit the item (twice = once)
   GET  /ext?workerId=&assignmentId=…  Mechanical Turk external question; ?PROLIFIC_PID=&STUDY_ID=… Prolific
-  GET  /admin/{admin_token}           progress, agreement so far, export link
+  GET  /admin/{admin_token}           progress (?dataset=&status=open|complete&page=N filter and page the items),
+                                      agreement so far, notes, export link
+  POST /admin/{admin_token}/annotators  form name=: a new annotator (their personal link appears on the page)
+  POST /admin/{admin_token}/revoke      form name=: that annotator's link stops working
   GET  /admin/{admin_token}/export.jsonl
+  GET  /admin/{admin_token}/notes.jsonl  the submitted items' notes (annotate.export writes them beside the export)
 Refusals carry the store's status (403 unknown or revoked token, or an item not assigned to them).
 Why FastAPI: maintained, typed request bodies with validation for free, and it runs on Uvicorn, which
 stops cleanly on SIGTERM; sync handlers run in its thread pool, the store serialises the writes.
@@ -20,9 +25,9 @@ import json
 import secrets
 from pathlib import Path
 from typing import Literal
-from urllib.parse import urlencode
+from urllib.parse import parse_qs, urlencode
 
-from fastapi import FastAPI, Request
+from fastapi import FastAPI, Query, Request
 from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, RedirectResponse, Response
 from pydantic import BaseModel, Field
 
@@ -37,11 +42,13 @@ class Label(BaseModel):
     kind: Literal["check", "span", "qa"]
     target: str | int
     value: Literal[0, 1]
+    seq: int | None = Field(default=None, ge=0)  # the answer's number on the page, in the order given
 
 
 class Note(BaseModel):
     item_id: str
     note: str = Field(max_length=5000)
+    seq: int | None = Field(default=None, ge=0)
 
 
 class Done(BaseModel):
@@ -57,9 +64,14 @@ def mturk_submit_to(value: str | None) -> str | None:
     return value.rstrip("/") if value and value.rstrip("/") in MTURK_HOSTS else None
 
 
+# names the app gives itself: an admin cannot take them for a person
+RESERVED = ("mturk:", "prolific:", "release-")
+
+
 def make_app(store: Store, qa_check: bool = False, suggestion: str = "after",
-             completion_code: str | None = None, gold: dict | None = None) -> FastAPI:
-    """gold: {item_id: {qa_id: label}} (annotate.quality.read_gold) for the admin page's gold column."""
+             completion_code: str | None = None, gold: dict | None = None, on_annotators=None) -> FastAPI:
+    """gold: {item_id: {qa_id: label}} (annotate.quality.read_gold) for the admin page's gold column.
+    on_annotators: called after the admin adds or revokes an annotator (annotate.serve rewrites the links file)."""
     app = FastAPI(title="QASemConsistency annotation", docs_url=None, redoc_url=None, openapi_url=None)
     admin_token = store.meta("admin_token")
     js = (STATIC / "annotate.js").read_text(encoding="utf-8")
@@ -124,14 +136,14 @@ def make_app(store: Store, qa_check: bool = False, suggestion: str = "after",
     @app.post("/api/{token}/label")
     def label(token: str, body: Label):
         who = store.annotator(token)
-        store.save_label(who["annotator_id"], body.item_id, body.kind, str(body.target), body.value)
-        return {"saved": True}
+        applied = store.save_label(who["annotator_id"], body.item_id, body.kind, str(body.target), body.value, body.seq)
+        return {"saved": True, "applied": applied}  # applied false: a repeat, or older than the answer stored
 
     @app.post("/api/{token}/note")
     def note(token: str, body: Note):
         who = store.annotator(token)
-        store.save_note(who["annotator_id"], body.item_id, body.note)
-        return {"saved": True}
+        applied = store.save_note(who["annotator_id"], body.item_id, body.note, body.seq)
+        return {"saved": True, "applied": applied}
 
     @app.post("/api/{token}/done")
     def done(token: str, body: Done):
@@ -169,18 +181,52 @@ def make_app(store: Store, qa_check: bool = False, suggestion: str = "after",
             raise Refused(403, "unknown admin token")
 
     @app.get("/admin/{token}", response_class=HTMLResponse)
-    def admin(token: str, request: Request):
+    def admin(token: str, request: Request, dataset: str = "", status: str = "", page_no: int = Query(1, alias="page")):
         from annotate.export import agreement_table
+        from annotate.quality import agreement_with_others, gold_accuracy
 
         check_admin(token)
         base = str(request.base_url).rstrip("/")
         links = {a["name"]: f"{base}/a/{a['token']}" for a in store.annotators() if not a["revoked"]}
-        from annotate.quality import agreement_with_others, gold_accuracy
-
         names = {a["annotator_id"]: a["name"] for a in store.annotators()}
         others = {names[a]: q for a, q in agreement_with_others(store).items()}
         on_gold = {names[a]: q for a, q in gold_accuracy(store, gold).items()} if gold else None
-        return page.admin_page(store.overview(), store.k, agreement_table(store), admin_token, links, others, on_gold)
+        datasets = {i: it["dataset"] for i, it in store.items().items()}
+        return page.admin_page(store.overview(), store.k, agreement_table(store), admin_token, links, others, on_gold,
+                               datasets=datasets, notes=store.notes(), view={"dataset": dataset, "status": status,
+                                                                            "page": page_no})
+
+    async def form(request: Request) -> dict[str, str]:
+        body = (await request.body()).decode("utf-8", "replace")
+        return {k: v[0] for k, v in parse_qs(body).items()}
+
+    @app.post("/admin/{token}/annotators")
+    async def add_annotator(token: str, request: Request):
+        check_admin(token)
+        name = (await form(request)).get("name", "").strip()
+        if not name or len(name) > 100 or name.startswith(RESERVED):
+            raise Refused(422, f"an annotator's name is 1 to 100 characters and does not start with {', '.join(RESERVED)}")
+        store.add_annotator(name)
+        store.reinstate(name)
+        if on_annotators:
+            on_annotators()
+        return RedirectResponse(f"/admin/{token}#by-annotator", status_code=303)
+
+    @app.post("/admin/{token}/revoke")
+    async def revoke(token: str, request: Request):
+        check_admin(token)
+        store.revoke((await form(request)).get("name", ""))
+        if on_annotators:
+            on_annotators()
+        return RedirectResponse(f"/admin/{token}#by-annotator", status_code=303)
+
+    @app.get("/admin/{token}/notes.jsonl")
+    def notes(token: str):
+        from annotate.export import notes_lines
+
+        check_admin(token)
+        return PlainTextResponse("".join(notes_lines(store)), media_type="application/jsonl",
+                                 headers={"Content-Disposition": 'attachment; filename="notes.jsonl"'})
 
     @app.get("/admin/{token}/export.jsonl")
     def export(token: str):

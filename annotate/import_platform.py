@@ -21,7 +21,7 @@ import hydra
 from omegaconf import DictConfig
 
 from annotate.store import KINDS, Store
-from annotate.votes import missing_labels
+from annotate.votes import describe_rows, missing_labels
 
 log = logging.getLogger(__name__)
 COLUMNS = ("WorkerId", "AssignmentId", "AssignmentStatus", "Answer.item_id", "Answer.labels")
@@ -52,7 +52,7 @@ def read_results(path: Path, items: dict) -> list[dict]:
             if any(v not in (0, 1) for k in KINDS for v in labels[k].values()):
                 raise ResultsFileError(f"{where}: a label value other than 0 or 1")
             if row["AssignmentStatus"] != "Rejected" and missing_labels(item, labels):
-                raise ResultsFileError(f"{where}: labels missing for {', '.join(missing_labels(item, labels)[:5])}")
+                raise ResultsFileError(f"{where}: labels missing for {describe_rows(item, missing_labels(item, labels))}")
             rows.append({**row, "labels": labels, "where": where})
     return rows
 
@@ -77,7 +77,7 @@ def import_results(store: Store, path: str | Path) -> dict:
                 continue
             db.execute("INSERT INTO assignments (item_id, annotator_id, started) VALUES (?, ?, ?) "
                        "ON CONFLICT DO NOTHING", (item_id, aid, now))
-            db.executemany("INSERT INTO labels VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET value = excluded.value",
+            db.executemany("INSERT INTO labels (item_id, annotator_id, kind, target, value, at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET value = excluded.value",
                            [(item_id, aid, k, t, v, now) for k in KINDS for t, v in row["labels"][k].items()])
             db.execute("UPDATE assignments SET finished = ?, platform_assignment = ? WHERE item_id = ? AND annotator_id = ?",
                        (now, row["AssignmentId"], item_id, aid))

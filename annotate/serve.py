@@ -1,31 +1,43 @@
 """Serve the annotation app: python -m annotate.serve tasks=FILE db=PATH port=N [host=127.0.0.1] [annotators=[a,b,c]]
 
-Loads the task file (a bad line stops here, naming it, before the database is touched), opens or creates
-the database (refused if it was built from another task file), creates the named annotators and prints
-their personal links (also written to <db>.links.json, with the admin link), then serves on Uvicorn until
-SIGTERM or Ctrl-C, which stop it cleanly: every label was committed when its request returned.
+Loads the task file (a bad line stops here, naming it, before the database is touched), binds the port
+(a busy port stops here: nothing written yet), opens or creates the database (refused if it was built
+from another task file), checks the campaign's settings against the ones it was created with (k, gold
+items, annotators: a different one is refused, naming it, unless reconfigure=true), creates the named
+annotators and prints their personal links (also written to <db>.links.json, with the admin link), then
+serves on Uvicorn until SIGTERM or Ctrl-C, which stop it cleanly: every label was committed when its
+request returned.
 """
 from __future__ import annotations
 
 import json
 import logging
 import signal
+import socket
 import sys
 from pathlib import Path
 
 import hydra
-from omegaconf import DictConfig
+from omegaconf import DictConfig, OmegaConf
 
 from annotate.quality import read_gold
 from annotate.store import Refused, Store, TaskMismatch
 from annotate.tasks import TaskFileError, by_uncertainty, file_digest, load_tasks
 
+USAGE = ("usage: python -m annotate.serve tasks=FILE db=PATH [port=8000] [host=127.0.0.1] "
+         '"annotators=[ann1,ann2,ann3]" [k=3] [gold=FILE] [reconfigure=true] (conf/annotate_serve.yaml has every option)')
+
 log = logging.getLogger(__name__)
 
 
-def open_store(cfg: DictConfig) -> Store:
+class CampaignChanged(ValueError):
+    """A later start asks for other campaign settings than the database was created with."""
+
+
+def read_items(cfg: DictConfig) -> list[dict]:
+    """The task file's items, in serving order (nothing written)."""
     parse = None
-    if cfg.get("release"):  # plain pairs: parsed by the release's detector and parser, scored by its classifier
+    if cfg.get("release"):  # plain pairs: parsed by the release's detector, parser and classifier
         from models.consistency import ConsistencyPipeline
 
         parse = ConsistencyPipeline.from_pretrained(str(cfg.release)).run
@@ -34,17 +46,83 @@ def open_store(cfg: DictConfig) -> Store:
         items = by_uncertainty(items)
     elif cfg.order != "file":
         raise TaskFileError(f"order={cfg.order}: expected file or uncertainty")
+    return items
+
+
+def named_annotators(store: Store) -> dict[str, bool]:
+    """{name: revoked} of the annotators an admin named (not platform workers, not the release's votes)."""
+    return {a["name"]: bool(a["revoked"]) for a in store.annotators()
+            if not a["platform"] and not a["name"].startswith("release-")}
+
+
+def campaign_changes(store: Store, k, gold_sha: str | None, annotators: list[str]) -> list[str]:
+    """What this start would change in the campaign, each named; empty when nothing. Left unset (k=null,
+    no gold=, no annotators=) a setting keeps the database's."""
+    changes = []
+    if k is not None and int(k) != store.k:
+        changes.append(f"k: the database has k={store.k}, this start says k={int(k)}")
+    old_gold = store.meta("gold_sha256")
+    if gold_sha is not None and old_gold is not None and gold_sha != old_gold:
+        was = f"gold={store.meta('gold_path')}" if old_gold else "no gold file"
+        changes.append(f"gold: the database was created with {was} (sha256 {old_gold[:12] or '-'}), "
+                       f"this start gives another (sha256 {gold_sha[:12]})")
+    known = named_annotators(store)
+    new = [n for n in annotators if n not in known]
+    back = [n for n in annotators if known.get(n)]
+    if new:
+        changes.append(f"annotators: {', '.join(new)} not in the campaign (it has {', '.join(known) or 'none'})")
+    if back:
+        changes.append(f"annotators: {', '.join(back)} revoked")
+    return changes
+
+
+def open_store(cfg: DictConfig, items: list[dict]) -> Store:
     store = Store(cfg.db)
     try:
-        store.load_items(items, str(cfg.tasks), file_digest(cfg.tasks), int(cfg.k))
-        for name in cfg.annotators:
-            store.add_annotator(str(name))
+        created = store.meta("task_sha256") is None
+        store.load_items(items, str(cfg.tasks), file_digest(cfg.tasks), cfg.k)
+        gold_sha = file_digest(cfg.gold) if cfg.gold else None
+        names = [str(n) for n in cfg.annotators]
+        if created:
+            store.set_meta("gold_sha256", gold_sha or "")
+            store.set_meta("gold_path", str(cfg.gold) if cfg.gold else None)
+        changes = [] if created else campaign_changes(store, cfg.k, gold_sha, names)
+        if changes and not cfg.reconfigure:
+            raise CampaignChanged(f"{store.path}: this start changes the campaign's settings: {'; '.join(changes)}. "
+                                  "Start it again without them to keep the campaign as it is, or add reconfigure=true "
+                                  "to change it")
+        if changes:
+            log.warning("reconfigured: %s", "; ".join(changes))
+            if cfg.k is not None:
+                store.set_meta("k", int(cfg.k))
+            if gold_sha is not None:
+                store.set_meta("gold_sha256", gold_sha)
+                store.set_meta("gold_path", str(cfg.gold))
+        for name in names:
+            store.add_annotator(name)
+            if cfg.reconfigure:
+                store.reinstate(name)
         for name in cfg.revoke:
             store.revoke(str(name))
     except BaseException:
         store.close()
         raise
     return store
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """The listening socket, bound before anything is written: a busy port stops the start here."""
+    family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind((host, port))
+    except OSError as e:
+        sock.close()
+        raise OSError(f"cannot listen on {host}:{port} ({e.strerror}): is another server running there? "
+                      "Nothing was written") from None
+    sock.set_inheritable(True)
+    return sock
 
 
 def write_links(store: Store, base: str) -> dict:
@@ -63,29 +141,47 @@ def main(cfg: DictConfig) -> None:
 
     from annotate.app import make_app
 
+    if OmegaConf.is_missing(cfg, "tasks") or OmegaConf.is_missing(cfg, "db"):
+        print(USAGE, file=sys.stderr)
+        sys.exit(2)
     try:
+        items = read_items(cfg)  # read only: a bad task file stops here
         gold = read_gold(cfg.gold) if cfg.gold else None
-        store = open_store(cfg)
-    except (TaskFileError, TaskMismatch, Refused, FileNotFoundError) as e:  # the message names file and line
+        sock = bind(cfg.host, int(cfg.port))
+    except (TaskFileError, FileNotFoundError, OSError) as e:  # the message names file and line, or the port
         log.error("%s", getattr(e, "message", e))
         sys.exit(1)
+    try:
+        store = open_store(cfg, items)
+    except (TaskMismatch, CampaignChanged, Refused, FileNotFoundError) as e:
+        sock.close()
+        log.error("%s", getattr(e, "message", e))
+        sys.exit(1)
+    if gold is None and store.meta("gold_path"):  # the campaign's gold file, as created
+        gold = read_gold(store.meta("gold_path"))
     if gold and not set(gold) & set(store.items()):
         log.warning("gold=%s: none of its items is a task item: the gold column stays empty", cfg.gold)
     try:
+        base = f"http://{cfg.host}:{cfg.port}"
         app = make_app(store, qa_check=bool(cfg.qa_check), suggestion=str(cfg.suggestion),
-                       completion_code=cfg.completion_code, gold=gold)
-        links = write_links(store, f"http://{cfg.host}:{cfg.port}")
+                       completion_code=cfg.completion_code, gold=gold, on_annotators=lambda: write_links(store, base))
+        links = write_links(store, base)
         log.info("%d items, k=%d; links in %s.links.json", len(store.items()), store.k, store.path)
+        log.info("  admin: %s", links["admin"])
         for name, url in links["annotators"].items():
             log.info("  %s: %s", name, url)
+        if not links["annotators"]:
+            log.warning("no annotator yet: add one by name on the admin page above (each gets a personal link), "
+                        "or start again with \"annotators=[ann1,ann2]\"")
         # Uvicorn catches SIGTERM / SIGINT, stops accepting, finishes the requests in flight, then raises the
         # signal again under the handler it found: these no-op handlers make that a normal return (exit 0)
         stops = []
         for sig in (signal.SIGTERM, signal.SIGINT):
             signal.signal(sig, lambda signum, frame: stops.append(signum))
-        uvicorn.run(app, host=cfg.host, port=int(cfg.port), log_level="warning", access_log=False)
+        uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False)).run(sockets=[sock])
     finally:
         store.close()
+        sock.close()
     log.info("stopped")
 
 

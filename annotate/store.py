@@ -8,7 +8,10 @@ by SQLite anyway, and a save is a single-row upsert (benchmarks/annotate_load.py
 Tables: meta (the task file's path and sha256, k, the admin token), items (the tasks, in file order),
 annotators (token, revoked, platform ids), assignments (who has which item, in the order they took it;
 `finished` once submitted), labels (one row per annotator, item, kind and target; an upsert, so a label
-given twice is stored once). Label values keep the benchmark's polarities: kind `span` 1 = covered,
+given twice is stored once). The page numbers each answer (`seq`, rising in the order the annotator gave
+them, kept across reloads): an answer older than the one stored for the same row (a retried request that
+arrived late) is acknowledged and ignored, so the last answer given wins whatever the order of arrival.
+A database written before `seq` existed gains the columns on open (nothing else changes). Label values keep the benchmark's polarities: kind `span` 1 = covered,
 kind `qa` 1 = NOT supported, kind `check` 1 = the QA was dropped as nonsensical.
 """
 from __future__ import annotations
@@ -21,7 +24,7 @@ import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from annotate.votes import missing_labels
+from annotate.votes import describe_rows, missing_labels, row_name
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -32,10 +35,10 @@ CREATE TABLE IF NOT EXISTS annotators (
 CREATE TABLE IF NOT EXISTS assignments (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, item_id TEXT NOT NULL REFERENCES items,
     annotator_id INTEGER NOT NULL REFERENCES annotators, started REAL NOT NULL, finished REAL,
-    note TEXT NOT NULL DEFAULT '', platform_assignment TEXT, UNIQUE (item_id, annotator_id));
+    note TEXT NOT NULL DEFAULT '', platform_assignment TEXT, note_seq INTEGER, UNIQUE (item_id, annotator_id));
 CREATE TABLE IF NOT EXISTS labels (
     item_id TEXT NOT NULL, annotator_id INTEGER NOT NULL, kind TEXT NOT NULL CHECK (kind IN ('check', 'span', 'qa')),
-    target TEXT NOT NULL, value INTEGER NOT NULL CHECK (value IN (0, 1)), at REAL NOT NULL,
+    target TEXT NOT NULL, value INTEGER NOT NULL CHECK (value IN (0, 1)), at REAL NOT NULL, seq INTEGER,
     PRIMARY KEY (item_id, annotator_id, kind, target),
     FOREIGN KEY (item_id, annotator_id) REFERENCES assignments (item_id, annotator_id));
 """
@@ -65,7 +68,15 @@ class Store:
         self.db.execute("PRAGMA synchronous=FULL")  # a label acknowledged is a label on disk
         self.db.execute("PRAGMA foreign_keys=ON")
         self.db.executescript(SCHEMA)
+        self._migrate()
         self._items: dict[str, dict] | None = None
+
+    def _migrate(self):
+        """Columns added since the first release, added to an older database in place (existing rows get NULL:
+        no order known, so any numbered answer replaces them)."""
+        for table, column in (("labels", "seq"), ("assignments", "note_seq")):
+            if column not in {r["name"] for r in self.db.execute(f"PRAGMA table_info({table})")}:
+                self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} INTEGER")
 
     def close(self):
         with self.lock:
@@ -90,23 +101,30 @@ class Store:
             row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
         return default if row is None else row["value"]
 
-    def load_items(self, items: list[dict], task_path: str, task_sha: str, k: int) -> None:
-        """Import the items on first use; later, refuse a database built from another task file."""
+    def load_items(self, items: list[dict], task_path: str, task_sha: str, k: int | None) -> None:
+        """Import the items on first use (k: annotators per item, 3 when None); later, refuse a database built
+        from another task file. k is fixed at creation: annotate.serve checks a later start's settings
+        (campaign_changes) and changes them only when told to (set_k)."""
         old_sha = self.meta("task_sha256")
         if old_sha is not None:
             if old_sha != task_sha:
                 raise TaskMismatch(f"database {self.path} was built from task file {self.meta('task_path')} "
                                    f"(sha256 {old_sha[:12]}), not from {task_path} (sha256 {task_sha[:12]}); "
                                    "use a new db= for a new task file")
-            with self.tx() as db:
-                db.execute("INSERT OR REPLACE INTO meta VALUES ('k', ?)", (str(k),))
             return
         with self.tx() as db:
             db.executemany("INSERT INTO items VALUES (?, ?, ?)",
                            [(it["item_id"], i, json.dumps(it, ensure_ascii=False)) for i, it in enumerate(items)])
             db.executemany("INSERT INTO meta VALUES (?, ?)",
-                           [("task_path", str(task_path)), ("task_sha256", task_sha), ("k", str(k)),
+                           [("task_path", str(task_path)), ("task_sha256", task_sha), ("k", str(3 if k is None else k)),
                             ("admin_token", secrets.token_urlsafe(16))])
+
+    def set_meta(self, key: str, value: str | None) -> None:
+        with self.tx() as db:
+            if value is None:
+                db.execute("DELETE FROM meta WHERE key = ?", (key,))
+            else:
+                db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, str(value)))
 
     @property
     def k(self) -> int:
@@ -136,6 +154,11 @@ class Store:
         with self.tx() as db:
             if not db.execute("UPDATE annotators SET revoked = 1 WHERE name = ?", (name,)).rowcount:
                 raise Refused(404, f"no annotator named {name!r}")
+
+    def reinstate(self, name: str) -> None:
+        """A revoked annotator's token works again (their labels were kept)."""
+        with self.tx() as db:
+            db.execute("UPDATE annotators SET revoked = 0 WHERE name = ? AND platform IS NULL", (name,))
 
     def annotator(self, token: str) -> sqlite3.Row:
         with self.lock:
@@ -191,9 +214,11 @@ class Store:
         return row
 
     # ------------------------------------------------------------------ labels
-    def save_label(self, annotator_id: int, item_id: str, kind: str, target, value: int) -> None:
+    def save_label(self, annotator_id: int, item_id: str, kind: str, target, value: int, seq: int | None = None) -> bool:
         """Store one label (an upsert: given twice, stored once). A span marked not covered clears this
-        annotator's QA labels under it: those QAs are now unsupported without asking (the protocol)."""
+        annotator's QA labels under it: those QAs are now unsupported without asking (the protocol).
+        seq: the answer's number on the page; an answer older than the stored one for the row is ignored.
+        Returns whether it changed the database (False: a duplicate or a late older answer)."""
         if kind not in KINDS or value not in (0, 1):
             raise Refused(422, f"a label is kind in {KINDS} and value 0 or 1, not {kind!r} = {value!r}")
         item = self.items().get(item_id)
@@ -205,19 +230,36 @@ class Store:
         with self.tx() as db:
             a = self._assignment(db, annotator_id, item_id)
             if a["finished"] is not None:
-                raise Refused(409, f"item {item_id!r} was already submitted")
-            db.execute("INSERT INTO labels VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET value = excluded.value, "
-                       "at = excluded.at", (item_id, annotator_id, kind, str(target), value, time.time()))
+                raise Refused(409, f"this item was already submitted: the answer to {row_name(item, kind, target)} "
+                                   "was not saved")
+            if kind == "qa" and seq is not None:  # given before its span was marked not covered: that span decided it
+                spans = [str(s["span_id"]) for s in item["spans"] if str(target) in map(str, s["qa_ids"])]
+                if spans and db.execute(
+                        f"SELECT 1 FROM labels WHERE item_id = ? AND annotator_id = ? AND kind = 'span' AND value = 0 "
+                        f"AND seq > ? AND target IN ({','.join('?' * len(spans))})",
+                        (item_id, annotator_id, seq, *spans)).fetchone():
+                    return False
+            cur = db.execute("INSERT INTO labels (item_id, annotator_id, kind, target, value, at, seq) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
+                             "value = excluded.value, at = excluded.at, seq = excluded.seq "
+                             "WHERE labels.seq IS NULL OR excluded.seq IS NULL OR excluded.seq > labels.seq",
+                             (item_id, annotator_id, kind, str(target), value, time.time(), seq))
+            if not cur.rowcount:
+                return False
             if kind == "span" and value == 0:
                 qa_ids = next(s["qa_ids"] for s in item["spans"] if str(s["span_id"]) == str(target))
-                db.executemany("DELETE FROM labels WHERE item_id = ? AND annotator_id = ? AND kind = 'qa' AND target = ?",
-                               [(item_id, annotator_id, str(q)) for q in qa_ids])
+                db.executemany("DELETE FROM labels WHERE item_id = ? AND annotator_id = ? AND kind = 'qa' AND target = ? "
+                               "AND (seq IS NULL OR ? IS NULL OR seq < ?)",
+                               [(item_id, annotator_id, str(q), seq, seq) for q in qa_ids])
+            return True
 
-    def save_note(self, annotator_id: int, item_id: str, note: str) -> None:
+    def save_note(self, annotator_id: int, item_id: str, note: str, seq: int | None = None) -> bool:
         with self.tx() as db:
-            self._assignment(db, annotator_id, item_id)
-            db.execute("UPDATE assignments SET note = ? WHERE item_id = ? AND annotator_id = ?",
-                       (note[:5000], item_id, annotator_id))
+            a = self._assignment(db, annotator_id, item_id)
+            if a["finished"] is not None and note != a["note"]:
+                raise Refused(409, "this item was already submitted: the note was not saved")
+            return bool(db.execute("UPDATE assignments SET note = ?, note_seq = ? WHERE item_id = ? AND annotator_id = ? "
+                                   "AND (note_seq IS NULL OR ? IS NULL OR ? > note_seq)",
+                                   (note[:5000], seq, item_id, annotator_id, seq, seq)).rowcount)
 
     def labels(self, annotator_id: int, item_id: str) -> dict:
         """{"check": {qa: v}, "span": {span: v}, "qa": {qa: v}, "note": str, "finished": bool}."""
@@ -252,7 +294,7 @@ class Store:
                 labels[r["kind"]][r["target"]] = r["value"]
             missing = missing_labels(self.items()[item_id], labels)
             if missing:
-                raise Refused(409, "not every question is answered yet: " + ", ".join(missing[:10]))
+                raise Refused(409, "not every question is answered yet: " + describe_rows(self.items()[item_id], missing))
             db.execute("UPDATE assignments SET finished = ?, platform_assignment = ? WHERE item_id = ? AND annotator_id = ?",
                        (time.time(), platform_assignment, item_id, annotator_id))
 
@@ -273,6 +315,14 @@ class Store:
             labels = by.get((a["item_id"], a["annotator_id"]), {k: {} for k in KINDS})
             out.setdefault(a["item_id"], []).append({**labels, "annotator_id": a["annotator_id"]})
         return out
+
+    def notes(self) -> list[dict]:
+        """The notes annotators wrote ({item_id, annotator, note, submitted}), in the order the items were taken."""
+        with self.lock:
+            rows = self.db.execute("SELECT a.item_id, n.name AS annotator, a.note, a.finished IS NOT NULL AS submitted "
+                                   "FROM assignments a JOIN annotators n USING (annotator_id) WHERE a.note != '' "
+                                   "ORDER BY a.seq").fetchall()
+        return [dict(r, submitted=bool(r["submitted"])) for r in rows]
 
     def overview(self) -> dict:
         """Counts for the admin page: per annotator (done, open) and per item (assigned, done)."""

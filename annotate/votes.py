@@ -37,10 +37,44 @@ def span_votes(item: dict, labels: dict) -> dict[str, int | None]:
     return out
 
 
-def missing_labels(item: dict, labels: dict) -> list[str]:
-    """What the annotator still has to answer, e.g. ["span 3", "qa 7"]."""
-    return ([f"span {s}" for s, v in span_votes(item, labels).items() if v is None]
-            + [f"qa {q}" for q, v in qa_votes(item, labels).items() if v is None])
+def missing_labels(item: dict, labels: dict) -> list[tuple[str, str]]:
+    """What the annotator still has to answer, as (kind, target) keys, e.g. [("span", "3"), ("qa", "7")]."""
+    return ([("span", s) for s, v in span_votes(item, labels).items() if v is None]
+            + [("qa", q) for q, v in qa_votes(item, labels).items() if v is None])
+
+
+def predicate_groups(item: dict) -> list[tuple[int, str, list[dict]]]:
+    """Step 2's lists: (predicate index, predicate, its QAs), the predicates in the order they first appear."""
+    groups: dict[tuple, list] = {}
+    for q in item["qas"]:
+        groups.setdefault((q["predicate_idx"], q["predicate"]), []).append(q)
+    return [(pidx, pred, qas) for (pidx, pred), qas in groups.items()]
+
+
+def row_numbers(item: dict) -> dict[tuple[str, str], tuple[str, int]]:
+    """{(kind, target): (the list's name, the row's number in it, from 1)} as the page numbers its rows: the QA
+    check and step 1 each one list, step 2 one list per predicate. Messages name rows this way, never by id."""
+    out = {("check", str(q["qa_id"])): ("QA check", i) for i, q in enumerate(item["qas"], 1)}
+    out.update({("span", str(s["span_id"])): ("step 1", i) for i, s in enumerate(item["spans"], 1)})
+    for g, (_, pred, qas) in enumerate(predicate_groups(item), 1):
+        out.update({("qa", str(q["qa_id"])): (f"step 2, predicate {g} ({pred})", i) for i, q in enumerate(qas, 1)})
+    return out
+
+
+def row_name(item: dict, kind: str, target) -> str:
+    """One row as the page numbers it, e.g. "step 1 row 3"."""
+    where, n = row_numbers(item).get((kind, str(target)), (kind, target))
+    return f"{where} row {n}"
+
+
+def describe_rows(item: dict, keys) -> str:
+    """Rows as the page numbers them, every one of them, by list: "step 1 rows 1, 3; step 2, predicate 1
+    (approved) rows 1, 5, 10"."""
+    numbers, by_list = row_numbers(item), {}
+    for key in keys:
+        where, n = numbers.get((key[0], str(key[1])), (key[0], key[1]))
+        by_list.setdefault(where, []).append(str(n))
+    return "; ".join(f"{where} row{'s' if len(ns) > 1 else ''} {', '.join(ns)}" for where, ns in by_list.items())
 
 
 def export_row(item: dict, annotator_labels: list[dict]) -> dict:

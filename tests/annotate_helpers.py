@@ -1,5 +1,6 @@
-"""What the annotation tests share: a small task file (one QA whose question is a <script>) and a real
-`python -m annotate.serve` process on 127.0.0.1."""
+"""What the annotation tests share: a small task file (one QA whose question is a <script>), a real
+`python -m annotate.serve` process on 127.0.0.1, and headless Chromium driven by Playwright (a missing
+Chromium or Playwright fails, never skips)."""
 from __future__ import annotations
 
 import json
@@ -13,6 +14,9 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import pytest
+
+from browser import CHROMIUM, CHROMIUM_ARGS
 
 ROOT = Path(__file__).resolve().parents[1]
 SCRIPT_QUESTION = "<script>window.__pwned = 1</script> who proposed something?"
@@ -87,3 +91,30 @@ def export(db: Path, out: Path, *overrides: str) -> list[dict]:
     subprocess.run([sys.executable, "-m", "annotate.export", f"db={db}", f"out={out}", *overrides], cwd=ROOT,
                    check=True, capture_output=True)
     return [json.loads(line) for line in out.read_text().splitlines()]
+
+
+@contextmanager
+def chromium():
+    try:
+        from playwright.sync_api import sync_playwright
+    except ImportError:
+        pytest.fail("Python Playwright is missing: pip install -e '.[dev]' (or bash scripts/setup.sh)")
+    if not (Path(CHROMIUM).is_file() and os.access(CHROMIUM, os.X_OK)):
+        pytest.fail(f"Chromium not found at {CHROMIUM}: bash scripts/setup.sh installs it, or set CHROMIUM_PATH")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def new_page(browser, dialogs: list):
+    page = browser.new_page(viewport={"width": 1200, "height": 900})
+    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
+    page.on("pageerror", lambda e: dialogs.append(f"page error: {e}"))
+    return page
+
+
+def all_saved(page):
+    page.wait_for_function("document.getElementById('saved').textContent === 'all saved'", timeout=10_000)

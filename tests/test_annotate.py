@@ -116,9 +116,11 @@ def test_refusals(tmp_path):
                                                   "value": 1}).status_code == 403
     assert client.post(f"/api/{ann}/label", json={"item_id": ITEM, "kind": "span", "target": 9, "value": 1}).status_code == 422
     assert client.post(f"/api/{ann}/label", json={"item_id": ITEM, "kind": "span", "target": 0, "value": 2}).status_code == 422
-    # submitting with questions left open is refused, naming them
+    # submitting with questions left open is refused, naming every one as the page numbers them (1..n per list)
     r = client.post(f"/api/{ann}/done", json={"item_id": ITEM})
-    assert r.status_code == 409 and "span 1" in r.json()["error"]
+    assert r.status_code == 409 and r.json()["error"] == (
+        "not every question is answered yet: step 1 rows 2, 3, 4; step 2, predicate 1 (approved) rows 1, 2, 3; "
+        "step 2, predicate 2 (proposed) row 1")
     # a revoked token stops working
     store.revoke("other")
     r = client.get(f"/a/{other}")

@@ -10,45 +10,15 @@ The step-2 screenshot goes to docs/annotation_page.png when QASEM_UPDATE_DOCS=1.
 from __future__ import annotations
 
 import os
-import shutil
 import sqlite3
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
 
-from annotate_helpers import SCRIPT_QUESTION, export, serve, write_tasks
-from browser import CHROMIUM, CHROMIUM_ARGS
+from annotate_helpers import SCRIPT_QUESTION, all_saved, chromium, export, new_page, serve, write_tasks
 
 ROOT = Path(__file__).resolve().parents[1]
 pytestmark = pytest.mark.timeout(240)
-
-
-@contextmanager
-def chromium():
-    try:
-        from playwright.sync_api import sync_playwright
-    except ImportError:
-        pytest.fail("Python Playwright is missing: pip install -e '.[dev]' (or bash scripts/setup.sh)")
-    if not (Path(CHROMIUM).is_file() and os.access(CHROMIUM, os.X_OK)):
-        pytest.fail(f"Chromium not found at {CHROMIUM}: bash scripts/setup.sh installs it, or set CHROMIUM_PATH")
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
-
-
-def new_page(browser, dialogs: list):
-    page = browser.new_page(viewport={"width": 1200, "height": 900})
-    page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
-    page.on("pageerror", lambda e: dialogs.append(f"page error: {e}"))
-    return page
-
-
-def all_saved(page):
-    page.wait_for_function("document.getElementById('saved').textContent === 'all saved'", timeout=10_000)
 
 
 def test_two_annotators_mouse_and_keyboard_export_what_they_clicked(tmp_path):
@@ -76,9 +46,9 @@ def test_two_annotators_mouse_and_keyboard_export_what_they_clicked(tmp_path):
         all_saved(alice)
         if os.environ.get("QASEM_UPDATE_DOCS"):
             alice.keyboard.press("Escape")
-            alice.click('header .steps span[data-step="step2"]')
+            alice.click('header .steps button[data-step="step2"]')
             alice.screenshot(path=str(ROOT / "docs" / "annotation_page.png"))
-            alice.click('header .steps span[data-step="finish"]')
+            alice.click('header .steps button[data-step="finish"]')
         alice.click("#submit")
         alice.wait_for_url(links["annotators"]["alice"])
         alice.wait_for_function("document.querySelector('header b').textContent === 'Item 2 of 2'")
