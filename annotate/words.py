@@ -6,8 +6,8 @@ space before a clitic or closing punctuation ("year 's" -> "year's", "do n't" ->
 as the characters they stand for. The token's own text stays in the page for matching.
 
 The reading aid tints in the reference the content words of the current answer: a word in scikit-learn's
-English stop-word list (a dependency already; nltk's list needs a corpus download) or without a letter
-or digit is never tinted.
+English stop-word list (a dependency already; nltk's list needs a corpus download), a clitic, or a token
+with fewer than two letters or digits is never tinted.
 """
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from sklearn.feature_extraction.text import ENGLISH_STOP_WORDS
 
 SHOWN_AS = {"-LRB-": "(", "-RRB-": ")", "-LSB-": "[", "-RSB-": "]", "-LCB-": "{", "-RCB-": "}",
             "``": "\u201c", "''": "\u201d"}
-NO_SPACE_BEFORE = {".", ",", ";", ":", "!", "?", "%", ")", "]", "}", "...", "''", "\u201d", "-RRB-", "-RSB-", "-RCB-"}
-NO_SPACE_AFTER = {"(", "[", "{", "$", "#", "``", "\u201c", "-LRB-", "-LSB-", "-LCB-"}
+NO_SPACE_BEFORE = {".", ",", ";", ":", "!", "?", "%", ")", "]", "}", "...", "''", "\u201d", "-RRB-", "-RSB-", "-RCB-", "-"}
+NO_SPACE_AFTER = {"(", "[", "{", "$", "#", "``", "\u201c", "-LRB-", "-LSB-", "-LCB-", "-"}  # "24 - year" -> "24-year"
 CLITIC = re.compile(r"^(n't|'(s|re|ve|ll|d|m|S|RE|VE|LL|D|M)|N'T|')$")
 HAS_WORD = re.compile(r"\w")
 
@@ -50,4 +50,5 @@ def detokenize(text: str) -> str:
 
 def is_content_word(token: str) -> bool:
     """Whether the reading aid may tint this reference token."""
-    return bool(HAS_WORD.search(token)) and token.lower() not in ENGLISH_STOP_WORDS
+    word = token.lower()
+    return len(HAS_WORD.findall(word)) >= 2 and not CLITIC.match(token) and word not in ENGLISH_STOP_WORDS

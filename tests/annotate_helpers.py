@@ -109,8 +109,8 @@ def chromium():
             browser.close()
 
 
-def new_page(browser, dialogs: list):
-    page = browser.new_page(viewport={"width": 1200, "height": 900})
+def new_page(browser, dialogs: list, viewport: dict | None = None):
+    page = browser.new_page(viewport=viewport or {"width": 1200, "height": 900})
     page.on("dialog", lambda d: (dialogs.append(d.message), d.dismiss()))
     page.on("pageerror", lambda e: dialogs.append(f"page error: {e}"))
     return page
