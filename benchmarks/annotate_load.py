@@ -66,8 +66,10 @@ def annotator_loop(base: str, token: str, stop_at: float, out: dict) -> None:
             labels = [("span", s["span_id"], 1) for s in item["spans"]]
             labels += [("qa", q["qa_id"], q["qa_id"] % 2) for q in item["qas"]]
             for kind, target, value in labels:
+                seq = time.time_ns() // 1000  # numbered in the order given, as the page numbers its answers
                 t0 = time.perf_counter()
-                r = client.post(f"/api/{token}/label", json={"item_id": iid, "kind": kind, "target": target, "value": value})
+                r = client.post(f"/api/{token}/label", json={"item_id": iid, "kind": kind, "target": target,
+                                                             "value": value, "seq": seq})
                 lat.append(time.perf_counter() - t0)
                 (acked if r.status_code == 200 else errors).append((iid, kind, str(target), value, r.status_code))
             r = client.post(f"/api/{token}/done", json={"item_id": iid})
