@@ -77,7 +77,8 @@ def import_results(store: Store, path: str | Path) -> dict:
                 continue
             db.execute("INSERT INTO assignments (item_id, annotator_id, started) VALUES (?, ?, ?) "
                        "ON CONFLICT DO NOTHING", (item_id, aid, now))
-            db.executemany("INSERT INTO labels (item_id, annotator_id, kind, target, value, at) VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET value = excluded.value",
+            db.executemany("INSERT INTO labels (item_id, annotator_id, kind, target, value, at) VALUES (?, ?, ?, ?, ?, ?) "
+                           "ON CONFLICT DO UPDATE SET value = excluded.value",
                            [(item_id, aid, k, t, v, now) for k in KINDS for t, v in row["labels"][k].items()])
             db.execute("UPDATE assignments SET finished = ?, platform_assignment = ? WHERE item_id = ? AND annotator_id = ?",
                        (now, row["AssignmentId"], item_id, aid))

@@ -49,7 +49,8 @@ def import_votes(store: Store, task_path) -> int:
                            (item_id, aid, now, now))
                 labels = [(item_id, aid, "qa", str(q["qa_id"]), q["annotations"][j], now) for q in row["qas"]]
                 labels += [(item_id, aid, "span", str(s["id"]), s["annotations"][j], now) for s in row.get("spans", [])]
-                db.executemany("INSERT INTO labels (item_id, annotator_id, kind, target, value, at) VALUES (?, ?, ?, ?, ?, ?)", labels)
+                db.executemany("INSERT INTO labels (item_id, annotator_id, kind, target, value, at) "
+                               "VALUES (?, ?, ?, ?, ?, ?)", labels)
                 written += len(labels)
     return written
 

@@ -239,7 +239,8 @@ class Store:
                         f"AND seq > ? AND target IN ({','.join('?' * len(spans))})",
                         (item_id, annotator_id, seq, *spans)).fetchone():
                     return False
-            cur = db.execute("INSERT INTO labels (item_id, annotator_id, kind, target, value, at, seq) VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
+            cur = db.execute("INSERT INTO labels (item_id, annotator_id, kind, target, value, at, seq) "
+                             "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
                              "value = excluded.value, at = excluded.at, seq = excluded.seq "
                              "WHERE labels.seq IS NULL OR excluded.seq IS NULL OR excluded.seq > labels.seq",
                              (item_id, annotator_id, kind, str(target), value, time.time(), seq))

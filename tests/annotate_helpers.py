@@ -56,7 +56,7 @@ def free_port() -> int:
 @contextmanager
 def serve(tasks: Path, db: Path, *overrides: str, port: int | None = None):
     """A real server process; yields (base URL, links from <db>.links.json, the process). Stopped with SIGTERM
-    on the way out, unless the test already stopped it."""
+    on the way out, unless the test already stopped it; then `process.output` holds what it printed."""
     port = port or free_port()
     env = {**os.environ, "PYTHONPATH": str(ROOT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
     proc = subprocess.Popen([sys.executable, "-m", "annotate.serve", f"tasks={tasks}", f"db={db}", f"port={port}",
@@ -84,6 +84,7 @@ def serve(tasks: Path, db: Path, *overrides: str, port: int | None = None):
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.wait()
+        proc.output = proc.stdout.read()  # what it printed, for a test to read once it has stopped
         proc.stdout.close()
 
 

@@ -68,8 +68,9 @@ def test_campaign_settings_are_fixed_at_creation_unless_reconfigured(tmp_path):
 @pytest.mark.slow
 def test_a_start_on_a_busy_port_writes_nothing(tmp_path):
     tasks, db = write_tasks(tmp_path / "tasks.jsonl"), tmp_path / "labels.db"
-    with serve(tasks, db, "k=2", "annotators=[ann]") as (base, links, _):
+    with serve(tasks, db, "k=2") as (base, links, proc):  # started as the bare command: no annotator yet
         port = base.rsplit(":", 1)[1]
+        assert links["annotators"] == {}
         links_before = (tmp_path / "labels.db.links.json").read_bytes()
         for target in (db, tmp_path / "new.db"):
             run = run_serve(f"tasks={tasks}", f"db={target}", f"port={port}", "k=3", "annotators=[other]",
@@ -78,6 +79,8 @@ def test_a_start_on_a_busy_port_writes_nothing(tmp_path):
         assert httpx.get(f"{base}/healthz").json()["k"] == 2     # the running campaign is untouched
         assert (tmp_path / "labels.db.links.json").read_bytes() == links_before
         assert not (tmp_path / "new.db").exists() and not (tmp_path / "new.db.links.json").exists()
+    # the bare start said how to add annotators, and where the admin page is
+    assert "no annotator yet: add one by name on the admin page" in proc.output and links["admin"] in proc.output
 
 
 def test_a_database_written_by_todays_app_opens_with_nothing_lost(fixtures, tmp_path):
