@@ -22,8 +22,8 @@ def resolved_config(cfg: DictConfig) -> dict:
 def init_wandb(cfg: DictConfig, job_type: str, run_dir: str, name: str | None = None):
     """Start a W&B run when `cfg.logger.enabled`; returns the run or None. Never blocks on the
     network in offline mode (the run files land in `run_dir/wandb`)."""
-    logger_cfg = cfg.get("logger") or {}
-    if not logger_cfg.get("enabled", False):
+    logger_cfg = cfg.logger
+    if not logger_cfg.enabled:
         return None
     import wandb
 
@@ -31,11 +31,11 @@ def init_wandb(cfg: DictConfig, job_type: str, run_dir: str, name: str | None = 
     # W&B records the command line (run metadata: args) at init: give it the masked one.
     with masked_argv():
         run = wandb.init(
-            project=logger_cfg.get("project", "qasem"),
-            entity=logger_cfg.get("entity"),
-            group=logger_cfg.get("group"),
-            tags=list(logger_cfg.get("tags") or []),
-            mode=os.environ.get("WANDB_MODE", logger_cfg.get("mode", "online")),
+            project=logger_cfg.project,
+            entity=logger_cfg.entity,
+            group=logger_cfg.group,
+            tags=list(logger_cfg.tags or []),
+            mode=os.environ.get("WANDB_MODE", logger_cfg.mode),
             job_type=job_type,
             name=name,
             dir=run_dir,

@@ -29,7 +29,7 @@ def read_pairs(cfg: DictConfig) -> list[dict]:
     """The pairs to score, from `pairs` (JSONL) or from `reference` + `generated` (text files).
     A JSONL line that is not an object with reference and generated, or whose fields have the
     wrong types or indices outside their sentence, is an error naming the line."""
-    if cfg.get("pairs"):
+    if cfg.pairs:
         path = Path(cfg.pairs)
         if not path.exists():
             raise InputError(f"pairs file {path} not found")
@@ -49,7 +49,7 @@ def read_pairs(cfg: DictConfig) -> list[dict]:
         if bad:  # all of them at once, before any model loads
             raise InputError(f"{len(bad)} problem(s) in {path}; nothing was scored:\n  " + "\n  ".join(bad[:50]))
         return pairs
-    if cfg.get("reference") and cfg.get("generated"):
+    if cfg.reference and cfg.generated:
         texts = {}
         for key in ("reference", "generated"):
             path = Path(cfg[key])
@@ -78,16 +78,16 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
 
     pairs = read_pairs(cfg)  # input errors surface before any model loads
     apply_release(cfg, ("parser", "detector", "entailment"))  # release=DIR: checked whole before any model loads
-    if not cfg.get("entailment"):
+    if not cfg.entailment:
         raise InputError("give release=DIR (bash scripts/release.sh), or entailment=DIR (with parser= and detector=)")
     threshold = cfg.threshold if str(cfg.threshold) == "dev" else float(cfg.threshold)
     pipe = ConsistencyPipeline.from_pretrained(cfg.entailment, parser=cfg.parser, detector=cfg.detector,
-                                               device=cfg.get("device"), batch_size=int(cfg.batch_size),
-                                               threshold=threshold, copulas=bool(cfg.get("copulas", True)),
-                                               precision=str(cfg.get("precision", "auto")),
-                                               reference_scope=str(cfg.get("reference_scope", "auto")),
-                                               reference_cache=cfg.get("reference_cache"))
-    reports = pipe.run(pairs, batched=not cfg.get("one_at_a_time", False))
+                                               device=cfg.device, batch_size=int(cfg.batch_size),
+                                               threshold=threshold, copulas=bool(cfg.copulas),
+                                               precision=str(cfg.precision),
+                                               reference_scope=str(cfg.reference_scope),
+                                               reference_cache=cfg.reference_cache)
+    reports = pipe.run(pairs, batched=not cfg.one_at_a_time)
     run_dir.mkdir(parents=True, exist_ok=True)
     with (run_dir / "reports.jsonl").open("w", encoding="utf-8") as f:
         for r in reports:
@@ -95,7 +95,7 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
     summary = summarize(reports)
     summary["scorer_stats"] = dict(getattr(pipe.scorer, "stats", {}))  # e.g. QAs scored without the structure features
     (run_dir / "summary.json").write_text(json.dumps(summary, indent=1))
-    if cfg.get("html", True):
+    if cfg.html:
         from evaluation.consistency_html import write_page
 
         write_page(reports, run_dir / "report.html")

@@ -124,14 +124,14 @@ def recovery(responses: list[dict], reports: list[dict]) -> dict:
 def run(cfg: DictConfig, run_dir: Path) -> dict:
     from models.consistency import ConsistencyPipeline
 
-    responses, info = load_responses(Path(cfg.data.file), cfg.split, cfg.data.get("limit"))
+    responses, info = load_responses(Path(cfg.data.file), cfg.split, cfg.data.limit)
     log.info("%d responses, %d QAs from %s", info["responses"], info["qas"], cfg.data.file)
     pipe = ConsistencyPipeline.from_pretrained(cfg.entailment, parser=cfg.parser, detector=cfg.detector,
-                                               device=cfg.get("device"), batch_size=int(cfg.batch_size),
-                                               threshold=float(cfg.threshold), copulas=bool(cfg.get("copulas", True)),
-                                               precision=str(cfg.get("precision", "auto")),
-                                               reference_scope=str(cfg.get("reference_scope", "auto")),
-                                               reference_cache=cfg.get("reference_cache"))
+                                               device=cfg.device, batch_size=int(cfg.batch_size),
+                                               threshold=float(cfg.threshold), copulas=bool(cfg.copulas),
+                                               precision=str(cfg.precision),
+                                               reference_scope=str(cfg.reference_scope),
+                                               reference_cache=cfg.reference_cache)
     gold_pairs = [{"id": r["id"], "reference": r["reference"], "generated": r["sentences"], "qas": r["qas"]}
                   for r in responses]
     gold_reports = pipe.run(gold_pairs)
@@ -148,10 +148,10 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
         with (run_dir / "reports.parser.jsonl").open("w", encoding="utf-8") as f:
             for rep in reports:
                 f.write(json.dumps(rep, ensure_ascii=False) + "\n")
-        if cfg.get("html", True):
+        if cfg.html:
             from evaluation.consistency_html import write_page
 
-            write_page(reports[: int(cfg.get("html_pairs", 20))], run_dir / "report.html")
+            write_page(reports[: int(cfg.html_pairs)], run_dir / "report.html")
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "metrics.json").write_text(json.dumps(metrics, indent=1))
     for key in ("benchmark_qas", "parser_qas"):

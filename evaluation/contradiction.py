@@ -38,10 +38,10 @@ CHATGPT_PUBLISHED = {"precision": 0.842, "recall": 0.832, "f1": 0.837}
 
 def read_input(cfg: DictConfig) -> tuple[list[dict] | None, tuple[str, str] | None]:
     """(pairs, None) for pairs=FILE, (None, (text a, text b)) for a=FILE b=FILE; checked before any model loads."""
-    if cfg.get("pairs"):
-        limit = int(cfg.limit) if cfg.get("limit") else None
+    if cfg.pairs:
+        limit = int(cfg.limit) if cfg.limit else None
         return read_pairs(hydra.utils.to_absolute_path(cfg.pairs))[:limit], None
-    if cfg.get("a") and cfg.get("b"):
+    if cfg.a and cfg.b:
         texts = []
         for key in ("a", "b"):
             path = Path(hydra.utils.to_absolute_path(cfg[key]))
@@ -138,11 +138,11 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
 
     pairs, texts = read_input(cfg)
     apply_release(cfg)  # release=DIR: the four checkpoints from its manifest, checked before any loads
-    if not cfg.get("contradiction"):
+    if not cfg.contradiction:
         raise DataFormatError("give release=DIR (bash scripts/release.sh), or contradiction=R/contradiction")
     # one model, or a seed ensemble (models/contradiction/ensemble.py): scored the same way
     model = load_contradiction_model(resolve_model_path(cfg.contradiction), batch_size=int(cfg.batch_size))
-    threshold = float(cfg.threshold) if cfg.get("threshold") is not None else model.threshold
+    threshold = float(cfg.threshold) if cfg.threshold is not None else model.threshold
     # an encoder-only model needs no detector, parser or entailment classifier to score; given them,
     # it aligns the QAs of the pairs it flags, to say which fact conflicts
     have_components = bool(cfg.parser and cfg.detector and cfg.entailment)
@@ -152,7 +152,7 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
         else (None, None, None, None)
     start = time.perf_counter()
     scoring_models = models if model.uses_alignment else (None, None, None, None)
-    gate = model.gate if cfg.get("gate") is None else (float(cfg.gate) or None)
+    gate = model.gate if cfg.gate is None else (float(cfg.gate) or None)
     if pairs is not None and gate and model.uses_alignment and model.encoder is not None:
         # the encoder first; only the pairs it scores at or over the gate are parsed
         rows = analyse_pairs(pairs)
@@ -202,7 +202,7 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
                  summary["precision"], summary["recall"], summary["f1"], summary["n"], summary["positives"],
                  summary["pairs_per_second"])
     (run_dir / "metrics.json").write_text(json.dumps(summary, indent=1))
-    if cfg.get("html", True):
+    if cfg.html:
         from evaluation.contradiction_html import write_page
 
         write_page(preds, run_dir / "report.html")

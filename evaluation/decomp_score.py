@@ -63,20 +63,20 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
     folder, is_sample = resolve_processed_dir(cfg.paths, [name])
     records = list(read_jsonl(folder / f"{name}.jsonl"))
     pairs = sentence_pairs(records, gold_qas=not cfg.parser)
-    if cfg.get("max_sentences") and len(pairs) > cfg.max_sentences:
+    if cfg.max_sentences and len(pairs) > cfg.max_sentences:
         pairs = random.Random(cfg.seed).sample(pairs, int(cfg.max_sentences))
     lexicon = None
-    if cfg.get("copulas") and cfg.parser:  # the GS predicates are given, so no detector: the table from the data dir
+    if cfg.copulas and cfg.parser:  # the GS predicates are given, so no detector: the table from the data dir
         from data_prep.verb_forms import inflection_rows
         from models.consistency.copula import Lexicon
 
         lexicon = Lexicon.from_table(inflection_rows(hydra.utils.to_absolute_path(cfg.paths.data_dir)))
-    pipe = ConsistencyPipeline.from_pretrained(cfg.entailment, parser=cfg.parser or None, device=cfg.get("device"),
+    pipe = ConsistencyPipeline.from_pretrained(cfg.entailment, parser=cfg.parser or None, device=cfg.device,
                                                batch_size=int(cfg.batch_size), threshold=float(cfg.threshold),
                                                copulas=lexicon is not None, lexicon=lexicon,
-                                               precision=str(cfg.get("precision", "auto")),
-                                               reference_scope=str(cfg.get("reference_scope", "auto")),
-                                               reference_cache=cfg.get("reference_cache"))
+                                               precision=str(cfg.precision),
+                                               reference_scope=str(cfg.reference_scope),
+                                               reference_cache=cfg.reference_cache)
     reports = pipe.run(pairs)
     metrics = {"set": name, "sample_data": is_sample, "parser": str(cfg.parser), "entailment": str(cfg.entailment),
                "threshold": float(cfg.threshold), **decomp_metrics(reports)}

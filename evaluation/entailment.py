@@ -88,17 +88,17 @@ def _roc_png(path: Path, gold, scores, datasets, title: str) -> Path | None:
 def evaluate(cfg: DictConfig, run_dir: str | Path) -> dict:
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
-    examples, skipped = _load(cfg.data.file, cfg.data.split, cfg.data.get("limit"))
+    examples, skipped = _load(cfg.data.file, cfg.data.split, cfg.data.limit)
     if not examples:
         raise ValueError(f"{cfg.data.file}: no usable examples (skipped: {dict(skipped)})")
     scorer, cv_threshold = build_scorer(cfg)
     from models.fast_path import resolve_precision, use_precision, use_reference_cache, use_reference_scope
 
-    precision = resolve_precision(str(cfg.get("precision", "auto")))  # fp32: the exact path
+    precision = resolve_precision(str(cfg.precision))  # fp32: the exact path
     if precision != "fp32":
         log.info("precision %s for %s", precision, use_precision(scorer, precision) or "no neural part")
-    use_reference_scope(scorer, str(cfg.get("reference_scope", "auto")))
-    use_reference_cache(scorer, cfg.get("reference_cache"))
+    use_reference_scope(scorer, str(cfg.reference_scope))
+    use_reference_cache(scorer, cfg.reference_cache)
     log.info("scoring %d %s examples with %s", len(examples), cfg.data.split, cfg.scorer.name)
     scores = scorer.score_examples(examples, progress=True)
     gold = [e["supported"] for e in examples]
@@ -107,12 +107,12 @@ def evaluate(cfg: DictConfig, run_dir: str | Path) -> dict:
     metrics = metrics_table(datasets, gold, scores, 0.5)
 
     # the extra row: a threshold chosen without looking at the evaluated split
-    if cfg.get("tune_threshold", True):
+    if cfg.tune_threshold:
         threshold, source = None, None
         if cv_threshold is not None:
             threshold, source = float(cv_threshold), "cross-validation on dev (stored in the checkpoint)"
-        elif cfg.data.split != "dev" and cfg.data.get("dev_file"):
-            dev, _ = _load(cfg.data.dev_file, "dev", cfg.data.get("limit"))
+        elif cfg.data.split != "dev" and cfg.data.dev_file:
+            dev, _ = _load(cfg.data.dev_file, "dev", cfg.data.limit)
             threshold = best_bacc_threshold(scorer.score_examples(dev), [e["supported"] for e in dev])
             source = "dev"
         if threshold is not None:
@@ -134,7 +134,7 @@ def evaluate(cfg: DictConfig, run_dir: str | Path) -> dict:
                   "question": e["question"], "answer": e["answer"], "supported": e["supported"], "score": s}
                  for e, s in zip(examples, scores)))
     png = _roc_png(run_dir / "roc.png", gold, scores, datasets, f"{metrics['scorer']} on {cfg.data.split}") \
-        if cfg.get("roc_png", True) else None
+        if cfg.roc_png else None
     log.info("%s", format_table(metrics))
 
     from common.tracking import init_wandb, log_records_table

@@ -37,7 +37,7 @@ def records_of(cfg: DictConfig, split: str) -> tuple[dict[str, list[dict]], bool
     out = {}
     for set_name, file_name in zip(["sample"] if is_sample else list(cfg.sets), names):
         gold = load_split(folder, [file_name], split, None, cfg.seed, is_sample)
-        if cfg.get("max_predicates") and len(gold) > cfg.max_predicates:
+        if cfg.max_predicates and len(gold) > cfg.max_predicates:
             gold = random.Random(cfg.seed).sample(gold, int(cfg.max_predicates))
         out[set_name] = gold
     return out, is_sample
@@ -45,9 +45,9 @@ def records_of(cfg: DictConfig, split: str) -> tuple[dict[str, list[dict]], bool
 
 def evaluate(cfg: DictConfig, run_dir: Path) -> dict:
     gold_by_set, is_sample = records_of(cfg, cfg.split)
-    parser = load_parser(cfg.checkpoint, batch_size=int(cfg.batch_size), constrained=cfg.get("constrained"),
-                         threshold=cfg.get("threshold"), bf16=cfg.get("bf16"))
-    if cfg.get("num_beams") and parser.kind == "seq2seq":
+    parser = load_parser(cfg.checkpoint, batch_size=int(cfg.batch_size), constrained=cfg.constrained,
+                         threshold=cfg.threshold, bf16=cfg.bf16)
+    if cfg.num_beams and parser.kind == "seq2seq":
         parser.model.generation_config.num_beams = int(cfg.num_beams)
     sets = list(gold_by_set)
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -73,7 +73,7 @@ def evaluate(cfg: DictConfig, run_dir: Path) -> dict:
                "split": cfg.split,
                "protocol": cfg.protocol, "sample_data": is_sample}
     (run_dir / "metrics.json").write_text(json.dumps(results, indent=2))
-    if cfg.get("hub") and cfg.hub.get("push"):
+    if cfg.hub.push:
         results["hub_url"] = push_results(cfg, results)
     print(metrics_table({k: v for k, v in results.items() if isinstance(v, dict)},
                         title=f"{cfg.checkpoint} on {cfg.split} ({cfg.protocol} protocol)"))

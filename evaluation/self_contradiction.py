@@ -33,7 +33,7 @@ def read_input(cfg: DictConfig) -> tuple[str, list[dict], dict]:
     """(kind, rows, skipped counts), checked before any model loads."""
     from evaluation import self_contradiction_inputs as inputs
 
-    given = [k for k in INPUTS if cfg.get(k)]
+    given = [k for k in INPUTS if cfg[k]]
     if len(given) != 1:
         raise DataFormatError(f"give exactly one of {', '.join(k + '=FILE' for k in INPUTS)} (got {given or 'none'})")
     kind = given[0]
@@ -41,15 +41,15 @@ def read_input(cfg: DictConfig) -> tuple[str, list[dict], dict]:
     reader = {"topics": inputs.read_topics, "prompts": inputs.read_prompts, "texts": inputs.read_texts,
               "pairs": inputs.read_pair_texts}[kind]
     rows, skipped = reader(path)
-    if cfg.get("limit"):
+    if cfg.limit:
         rows = rows[:int(cfg.limit)]
     return kind, rows, dict(skipped)
 
 
 def build_generator(cfg: DictConfig):
     """The configured generator, or None (generator=none)."""
-    gen = cfg.get("generator")
-    if not gen or not gen.get("_target_"):
+    gen = cfg.generator
+    if not gen._target_:
         return None
     return hydra.utils.instantiate(gen)
 
@@ -91,12 +91,12 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
 
     start = time.perf_counter()
     kind, rows, skipped = read_input(cfg)
-    has_generator = bool(cfg.get("generator") and cfg.generator.get("_target_"))
+    has_generator = bool(cfg.generator._target_)
     if not has_generator and kind in ("topics", "prompts"):
         raise DataFormatError(f"{kind}= needs a generator to write the texts (generator=gemma3_270m or generator=openai)")
     if not has_generator and cfg.mitigation == "revise":
         raise DataFormatError("mitigation=revise needs a generator (generator=gemma3_270m or generator=openai)")
-    paths = model_paths(cfg.get("release"), {k: cfg.get(k) for k in ("parser", "detector", "entailment", "contradiction")})
+    paths = model_paths(cfg.release, {k: cfg[k] for k in ("parser", "detector", "entailment", "contradiction")})
     settings = LoopSettings(mitigation=str(cfg.mitigation), within=bool(cfg.within),
                             trigger=TriggerSettings(str(cfg.trigger.qas), str(cfg.trigger.template)),
                             rounds=int(cfg.revise.rounds), trigger_sampling=sampling_of(cfg.trigger.sampling),
@@ -114,7 +114,7 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
         generations = [{"id": r["id"], "prompt": r["prompt"], "text": r["text"], "status": "given"} for r in rows]
 
     detector, parser, scorer = load_scorer_components(paths, int(cfg.batch_size))
-    if cfg.get("threshold") is not None:
+    if cfg.threshold is not None:
         scorer.threshold = float(cfg.threshold)
     result = self_contradiction_loop(rows, scorer, detector, parser, generator, settings)
 
@@ -153,7 +153,7 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
     if wandb_run is not None:
         wandb_run.log({k: v for k, v in metrics.items() if isinstance(v, (int, float)) and not isinstance(v, bool)})
         wandb_run.finish()
-    if cfg.get("html", True):
+    if cfg.html:
         from evaluation.self_contradiction_html import write_page
 
         write_page(result, metrics, run_dir / "report.html")

@@ -33,7 +33,7 @@ def log_summary(logger: logging.Logger, what: str, items: int, unit: str, second
 def run_with_summary(logger: logging.Logger, what: str, cfg, run, items, unit: str, extra=None):
     """An entry point's run: the bars switched by `cfg.progress`, `run()` called, and the summary
     line logged from its result (`items(result)` of `unit`, `extra(result)` appended)."""
-    set_enabled(cfg.get("progress", True))
+    set_enabled(cfg.progress)
     start = time.perf_counter()
     out = run()
     log_summary(logger, what, items(out), unit, time.perf_counter() - start, extra(out) if extra else "")

@@ -64,10 +64,10 @@ def release_models(path_or_hub_id: str | Path) -> dict[str, str]:
 def apply_release(cfg, keys=MODELS) -> None:
     """Fill the config's model paths (parser=, detector=, ...) that are not given from cfg.release; a
     path given on the command line wins. Mutates cfg (a DictConfig or dict)."""
-    release = cfg.get("release")
+    release = cfg["release"]
     if not release:
         return
     models = release_models(release)
     for key in keys:
-        if not cfg.get(key):
+        if not cfg[key]:
             cfg[key] = models[key]

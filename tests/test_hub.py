@@ -218,13 +218,13 @@ def test_push_of_a_missing_folder_raises(tmp_path):
 
 
 def test_parser_publish_pushes_the_card_of_the_run(hub, checkpoint):
-    from omegaconf import OmegaConf
+    from parser_helpers import compose_cfg
 
     from train.parser import publish
 
     endpoint, store = hub
     repo_id = "user/qasem-parser-run"
-    cfg = OmegaConf.create({"hub": {"repo_id": repo_id, "private": True}, "model": {"name": "t5-small"}})
+    cfg = compose_cfg("train_parser", ["model=t5_small", "hub=push", f"hub.repo_id={repo_id}"])
     dev = {"ua": {"f1": 0.71234, "precision": 0.7, "recall": 0.72}, "la": {"f1": 0.55555}}
     url = publish(cfg, checkpoint, dev)
 

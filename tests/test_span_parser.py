@@ -187,8 +187,6 @@ def test_sigkill_and_rerun_gives_the_same_result(tmp_path):
 def test_pushed_span_checkpoint_loads_by_hub_id(tiny_run, tmp_path, monkeypatch):
     from huggingface_hub.utils import close_session
 
-    from omegaconf import OmegaConf
-
     from hub_server import run_hub_server, use_hub_endpoint
     from models.parser import load_parser
     from train.parser import publish
@@ -199,7 +197,7 @@ def test_pushed_span_checkpoint_loads_by_hub_id(tiny_run, tmp_path, monkeypatch)
               "predicate_type": "verbal", "verb_form": "give"}
     with run_hub_server(tmp_path) as (endpoint, store):
         use_hub_endpoint(monkeypatch, endpoint, tmp_path / "hf-cache")
-        cfg = OmegaConf.create({"hub": {"repo_id": "user/span-tiny"}, "model": {"kind": "span", "encoder": "minilm"}})
+        cfg = compose_cfg("train_parser", ["+experiment=span_tiny", "hub=push", "hub.repo_id=user/span-tiny"])
         dev = json.loads((run / "dev_metrics.json").read_text())
         assert publish(cfg, run / "best", dev) is not None
         readme = store.files("user/span-tiny")["README.md"].decode()

@@ -132,11 +132,11 @@ class BudgetScheduleCallback(TrainerCallback):
 def budget_callbacks(cfg) -> list:
     """The time-budget stop of a trainer config's `max_train_minutes` and, with
     `budget_schedule.enabled`, the schedule that ends with it (none without a budget)."""
-    if not cfg.get("max_train_minutes"):
+    if not cfg.max_train_minutes:
         return []
     out = [TimeBudgetCallback(float(cfg.max_train_minutes))]
-    b = cfg.get("budget_schedule") or {}
-    if b.get("enabled"):
-        out.append(BudgetScheduleCallback(float(cfg.max_train_minutes), int(b.get("measure_steps", 100)),
-                                          float(b.get("floor", 0.0))))
+    b = cfg.budget_schedule
+    if b.enabled:
+        out.append(BudgetScheduleCallback(float(cfg.max_train_minutes), int(b.measure_steps),
+                                          float(b.floor)))
     return out

@@ -74,5 +74,5 @@ class StalledLossCallback(TrainerCallback):
 
 def divergence_callbacks(cfg) -> list:
     """The stall check of a trainer config's `divergence` group (none when stall_steps is null)."""
-    d = cfg.get("divergence") or {}
-    return [StalledLossCallback(int(d.stall_steps), float(d.get("min_drop", 0.01)))] if d.get("stall_steps") else []
+    d = cfg.divergence
+    return [StalledLossCallback(int(d.stall_steps), float(d.min_drop))] if d.stall_steps else []

@@ -187,7 +187,7 @@ def claim_run_dir(cfg: DictConfig, run_dir: Path, trainer: str, volatile: tuple[
     earlier run's checkpoint folder aside. Everything a trainer does with the directory goes inside.
     `part`: this run trains only some of the directory's stages, each under its own lock (run_dir_lock)."""
     with run_dir_lock(run_dir, part):
-        fresh = cfg.get("resume", "auto") in (None, False, "none")
+        fresh = cfg.resume in (None, False, "none")
         check_stored_config(cfg, run_dir, trainer, volatile, fresh)
         if fresh and checkpoints and (run_dir / checkpoints).is_dir() and any((run_dir / checkpoints).iterdir()):
             move_aside(run_dir / checkpoints)

@@ -20,12 +20,12 @@ def run_dir_of(cfg: DictConfig) -> Path:
 
     if HydraConfig.initialized():
         return Path(HydraConfig.get().runtime.output_dir)
-    return Path(cfg.get("run_dir") or "outputs/parser")
+    return Path(cfg.run_dir or "outputs/parser")
 
 
 def resume_checkpoint(cfg: DictConfig, output_dir: Path) -> str | None:
     """One rule: an explicit checkpoint path, else the newest complete checkpoint in the run dir."""
-    resume = cfg.get("resume", "auto")
+    resume = cfg.resume
     if resume in (None, False, "none"):
         return None
     if resume != "auto":

@@ -219,9 +219,9 @@ class PairEncoderEnsemble:
     @classmethod
     def from_pretrained(cls, path: str | Path, batch_size: int = 32, bf16: bool = False) -> "PairEncoderEnsemble":
         folder = checkpoint_folder(path)
-        cfg = read_json(folder, CONFIG_FILE)
-        missing = [m for m in cfg["members"] if not (folder / m / CONFIG_FILE).exists()]
+        saved = read_json(folder, CONFIG_FILE)
+        missing = [m for m in saved["members"] if not (folder / m / CONFIG_FILE).exists()]
         if missing:
             raise FileNotFoundError(f"{folder}: the ensemble's members {missing} are missing (each a pair-encoder folder)")
-        return cls([PairEncoder.from_pretrained(folder / m, batch_size=batch_size, bf16=bf16) for m in cfg["members"]],
-                   info=cfg.get("info"))
+        return cls([PairEncoder.from_pretrained(folder / m, batch_size=batch_size, bf16=bf16) for m in saved["members"]],
+                   info=saved.get("info"))

@@ -29,23 +29,23 @@ def resolve_name(name: str) -> str:
 
 def is_t5(model_cfg) -> bool:
     """T5-family models overflow to NaN in fp16; the check runs before any weight is loaded."""
-    kind = model_cfg.get("kind")
+    kind = model_cfg.kind
     if kind == "tiny_t5":
         return True
     if kind == "seq2seq":
-        name = str(model_cfg.get("name", "")).lower()
+        name = str(model_cfg.name or "").lower()
         return any(t in name for t in ("t5", "ul2"))
     return False
 
 
 def check_model_config(model_cfg) -> None:
-    if model_cfg.get("kind") not in KINDS:
-        raise ValueError(f"model.kind {model_cfg.get('kind')!r} is unknown; expected one of {KINDS}")
-    if model_cfg.get("kind") == "encoder_decoder":
+    if model_cfg.kind not in KINDS:
+        raise ValueError(f"model.kind {model_cfg.kind!r} is unknown; expected one of {KINDS}")
+    if model_cfg.kind == "encoder_decoder":
         for part in ("encoder", "decoder"):
-            if not model_cfg.get(part):
+            if not model_cfg[part]:
                 raise ValueError(f"model.kind=encoder_decoder needs model.{part}")
-    elif not model_cfg.get("name") and model_cfg.get("kind") == "seq2seq":
+    elif model_cfg.kind == "seq2seq" and not model_cfg.name:
         raise ValueError("model.kind=seq2seq needs model.name (a Hub id or a folder)")
 
 
@@ -70,7 +70,7 @@ def full_weights_load():
 
 
 def build_tokenizer(model_cfg, fmt: QAFormat):
-    name = model_cfg.get("tokenizer") or model_cfg.get("name") or model_cfg.get("encoder")
+    name = model_cfg.tokenizer or (model_cfg.encoder if model_cfg.kind == "encoder_decoder" else model_cfg.name)
     tok = AutoTokenizer.from_pretrained(resolve_name(name))
     vocab = tok.get_vocab()
     missing = [t for t in fmt.special_tokens if t not in vocab]
@@ -81,7 +81,7 @@ def build_tokenizer(model_cfg, fmt: QAFormat):
 
 def _seq2seq(model_cfg, tokenizer):
     """Any Hub / local seq2seq LM by name."""
-    extra = {"dropout_rate": float(model_cfg.dropout_rate)} if model_cfg.get("dropout_rate") is not None else {}
+    extra = {"dropout_rate": float(model_cfg.dropout_rate)} if model_cfg.dropout_rate is not None else {}
     with full_weights_load():
         return AutoModelForSeq2SeqLM.from_pretrained(resolve_name(model_cfg.name), **extra)
 
@@ -90,7 +90,7 @@ def _encoder_decoder(model_cfg, tokenizer):
     """An EncoderDecoderModel warm-started from two encoders (BERT tokens: [CLS] starts, [SEP] ends)."""
     model = EncoderDecoderModel.from_encoder_decoder_pretrained(
         resolve_name(model_cfg.encoder), resolve_name(model_cfg.decoder),
-        tie_encoder_decoder=bool(model_cfg.get("tie_encoder_decoder", False)))
+        tie_encoder_decoder=bool(model_cfg.tie_encoder_decoder))
     model.config.decoder_start_token_id = tokenizer.cls_token_id
     model.config.eos_token_id = tokenizer.sep_token_id
     model.config.pad_token_id = tokenizer.pad_token_id
@@ -99,14 +99,14 @@ def _encoder_decoder(model_cfg, tokenizer):
 
 def _tiny_t5(model_cfg, tokenizer):
     """A randomly initialised T5 (seeded by init_seed), for tests."""
-    config = T5Config(vocab_size=len(tokenizer), d_model=int(model_cfg.get("d_model", 32)),
-                      d_ff=int(model_cfg.get("d_ff", 64)), d_kv=int(model_cfg.get("d_kv", 8)),
-                      num_layers=int(model_cfg.get("num_layers", 2)),
-                      num_heads=int(model_cfg.get("num_heads", 4)),
-                      dropout_rate=float(model_cfg.get("dropout_rate", 0.1)),
+    config = T5Config(vocab_size=len(tokenizer), d_model=int(model_cfg.d_model),
+                      d_ff=int(model_cfg.d_ff), d_kv=int(model_cfg.d_kv),
+                      num_layers=int(model_cfg.num_layers),
+                      num_heads=int(model_cfg.num_heads),
+                      dropout_rate=float(model_cfg.dropout_rate),
                       decoder_start_token_id=tokenizer.pad_token_id, pad_token_id=tokenizer.pad_token_id,
                       eos_token_id=tokenizer.sep_token_id or tokenizer.eos_token_id)
-    torch.manual_seed(int(model_cfg.get("init_seed", 0)))
+    torch.manual_seed(int(model_cfg.init_seed))
     return T5ForConditionalGeneration(config)
 
 
@@ -135,13 +135,12 @@ def build_model(model_cfg, tokenizer):
 
 
 def generation_config(model_cfg, model, tokenizer) -> GenerationConfig:
-    gen = model_cfg.get("generation") or {}
+    gen = model_cfg.generation
     eos = model.config.eos_token_id if model.config.eos_token_id is not None else tokenizer.eos_token_id
     start = getattr(model.config, "decoder_start_token_id", None)
     return GenerationConfig(
-        max_new_tokens=int(gen.get("max_new_tokens", 128)), num_beams=int(gen.get("num_beams", 1)),
-        no_repeat_ngram_size=int(gen.get("no_repeat_ngram_size", 0)),
-        repetition_penalty=float(gen.get("repetition_penalty", 1.0)),
+        max_new_tokens=int(gen.max_new_tokens), num_beams=int(gen.num_beams),
+        no_repeat_ngram_size=int(gen.no_repeat_ngram_size), repetition_penalty=float(gen.repetition_penalty),
         eos_token_id=eos, pad_token_id=tokenizer.pad_token_id, decoder_start_token_id=start,
         bos_token_id=start,
     )

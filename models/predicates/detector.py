@@ -232,13 +232,14 @@ class PredicateDetector:
             if not (folder / name).exists():
                 raise FileNotFoundError(f"{folder}: not a predicate-detector checkpoint (missing {name}; "
                                         "was it saved by train.predicates?)")
-        cfg = json.loads((folder / CONFIG_FILE).read_text())
-        if list(cfg.get("labels", [])) != list(LABELS):
-            raise ValueError(f"{folder / CONFIG_FILE}: labels {cfg.get('labels')} != {list(LABELS)}")
+        saved = json.loads((folder / CONFIG_FILE).read_text())  # the checkpoint's file, not a Hydra config
+        if list(saved.get("labels", [])) != list(LABELS):
+            raise ValueError(f"{folder / CONFIG_FILE}: labels {saved.get('labels')} != {list(LABELS)}")
         model = AutoModelForTokenClassification.from_pretrained(folder).eval()
         tokenizer = AutoTokenizer.from_pretrained(folder)
-        return cls(model, tokenizer, VerbForms.load(folder / VERB_FORMS_FILE), cfg["thresholds"],
-                   max_length=cfg.get("max_length", 128), window_overlap=cfg.get("window_overlap", 16),
+        return cls(model, tokenizer, VerbForms.load(folder / VERB_FORMS_FILE), saved["thresholds"],
+                   # checkpoints saved before these were recorded used the defaults of that time
+                   max_length=saved.get("max_length", 128), window_overlap=saved.get("window_overlap", 16),
                    batch_size=batch_size, device=device)
 
     # -------------------------------------------------------------- inference

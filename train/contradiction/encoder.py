@@ -57,25 +57,25 @@ def encoder_scores(cfg: DictConfig, sel_pairs: list[dict], train_pairs: list[dic
     def in_fold(p: dict, k: int) -> bool:
         return p["file"] in shared_files and fold_of[p["group"]] == k
 
-    stages_dir = Path(hydra.utils.to_absolute_path(str(enc.stages_from))) if enc.get("stages_from") else run_dir / "encoder"
+    stages_dir = Path(hydra.utils.to_absolute_path(str(enc.stages_from))) if enc.stages_from else run_dir / "encoder"
 
     def stage(name: str):
         """Train (or reload) one stage: fold k trains on every training pair outside fold k, seed + k;
         the final stage on all of them, seed. With encoder.stages_from, reload it from there (never train)."""
-        if enc.get("stages_from") and not (stages_dir / name / "model").is_dir():
+        if enc.stages_from and not (stages_dir / name / "model").is_dir():
             raise FileNotFoundError(f"encoder.stages_from={enc.stages_from}: no finished stage {name} in {stages_dir}")
         if name == "final":
             return train_stage(enc, train_pairs, stages_dir / "final", seed, cfg)
         k = int(name[len("fold"):])
         return train_stage(enc, [p for p in train_pairs if not in_fold(p, k)], stages_dir / name, seed + k, cfg)
 
-    final_mode = str(enc.get("final") or "retrain")
+    final_mode = str(enc.final or "retrain")
     if final_mode not in ("retrain", "fold_ensemble"):
         raise ValueError(f"encoder.final={final_mode}: retrain | fold_ensemble")
     if final_mode == "fold_ensemble" and folds < 2:
         raise ValueError("encoder.final=fold_ensemble needs encoder folds: no selection file is an encoder training file")
     stages = [f"fold{k}" for k in range(folds)] + (["final"] if final_mode == "retrain" else [])
-    only = enc.get("stage")
+    only = enc.stage
     if only is not None:  # one stage alone, then stop
         if str(only) not in stages:
             raise ValueError(f"encoder.stage={only}: one of {stages}")
@@ -89,7 +89,7 @@ def encoder_scores(cfg: DictConfig, sel_pairs: list[dict], train_pairs: list[dic
         todo = [i for i, p in enumerate(sel_pairs) if in_fold(p, k)]
         encoder.calibration = None  # the raw P: a calibration is fitted on them below
         fold_scores = encoder.score([sel_pairs[i] for i in todo])
-        if enc.get("calibrate"):
+        if enc.calibrate:
             fit_on = [j for j, i in enumerate(todo) if calibration_files is None or sel_pairs[i]["file"] in calibration_files]
             try:
                 encoder.calibration = fit_platt([fold_scores[j] for j in fit_on], [sel_pairs[todo[j]]["label"] for j in fit_on])

@@ -21,8 +21,8 @@ def choose_gate(cfg, rows, features, base_oof, oof_at, threshold: float, score) 
     candidate keeps the F1 (or the model lacks the encoder or the alignment). `base_oof`: the chosen
     cell's out-of-fold probabilities (every pair parsed); `oof_at(gate)`: the same folds with the pairs
     under `gate` unparsed; `score(oof, t)` -> P/R/F1 of the selection pairs, as the grid counts them."""
-    spec = cfg.get("gate") or {}
-    shares = sorted((float(x) for x in spec.get("parsed") or []), reverse=True)
+    spec = cfg.gate
+    shares = sorted((float(x) for x in spec.parsed or []), reverse=True)
     if "encoder" not in features or len(features) == 1 or not shares:
         return {"chosen": None, "candidates": []}
     base = score(base_oof, threshold)
@@ -35,6 +35,6 @@ def choose_gate(cfg, rows, features, base_oof, oof_at, threshold: float, score) 
         out.append({"gate": g, "parsed": float((enc >= g).mean()), **cv})
         log.info("gate %.3f: %.1f%% of the selection pairs parsed, CV F1 %.3f (ungated %.3f)",
                  g, 100 * out[-1]["parsed"], cv["f1"], base["f1"])
-        if cv["f1"] >= base["f1"] - float(spec.get("max_f1_loss", 0.0)):
+        if cv["f1"] >= base["f1"] - float(spec.max_f1_loss):
             chosen = g
     return {"chosen": chosen, "ungated": base, "candidates": out}

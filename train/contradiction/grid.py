@@ -42,7 +42,7 @@ def search(cfg: DictConfig, names, rows, labels_all, groups_all, usable, on_all,
                              "threshold": t, "cv": on_all(idx, oof, t), "cv_by_file": by_file(idx, oof, t),
                              "auc": float(roc_auc_score(sub_labels, oof)) if len(set(sub_labels)) > 1 else None})
                 log.info("CV %-28s C=%-5s synthetic=%-5s F1 %.3f (threshold %.3f)", name, C, w, grid[-1]["cv"]["f1"], t)
-    rule = str(cfg.cv.get("rule") or "best")
+    rule = str(cfg.cv.rule or "best")
     chosen_cell, how = pick(cells, rule, labels_all, groups_all, seed)
     best = grid[next(k for k, c in enumerate(cells) if c is chosen_cell)]
     best["rule"] = how

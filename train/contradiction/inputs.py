@@ -23,7 +23,7 @@ def read_synthetic(cfg: DictConfig) -> tuple[list[dict], dict]:
     path = Path(hydra.utils.to_absolute_path(cfg.synthetic.file))
     if not path.exists():
         raise FileNotFoundError(f"synthetic set {path} not found: build it with python -m data_prep.synthetic_contradiction")
-    limit = int(cfg.synthetic.limit) if cfg.synthetic.get("limit") else None
+    limit = int(cfg.synthetic.limit) if cfg.synthetic.limit else None
     pairs = read_pairs(path)[:limit]
     if any(p["label"] is None for p in pairs):
         raise ValueError(f"{path}: every synthetic pair needs a label")
@@ -63,7 +63,7 @@ def analysed(cfg: DictConfig, pairs: list[dict], components) -> list[dict]:
     the limit and the three checkpoints' contents, `fingerprint`): the parse of 5,000 pairs is the slow part and the same
     for every encoder and grid."""
     # nothing parsed (the encoder alone): nothing to cache, and no checkpoints named for the key
-    cache = cfg.get("analysis_cache") if components[0] is not None else None
+    cache = cfg.analysis_cache if components[0] is not None else None
     rows: list[dict] = []
     # the three checkpoints read once for every file's key, not once per file
     models = [fingerprint(str(c)) for c in (cfg.parser, cfg.detector, cfg.entailment)] if cache else []

@@ -68,8 +68,8 @@ def build_encoder(enc: DictConfig, seed: int) -> PairEncoder:
     from omegaconf import OmegaConf
 
     labels = {"id2label": {0: "consistent", 1: "contradiction"}, "label2id": {"consistent": 0, "contradiction": 1}}
-    if enc.get("random_config"):
-        tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(enc.get("tokenizer") or "minilm"))
+    if enc.random_config:
+        tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(enc.tokenizer or "minilm"))
         mconf = AutoConfig.for_model(**OmegaConf.to_container(enc.random_config, resolve=True), num_labels=2, **labels)
         torch.manual_seed(seed)
         model = AutoModelForSequenceClassification.from_config(mconf)
@@ -77,7 +77,7 @@ def build_encoder(enc: DictConfig, seed: int) -> PairEncoder:
         path = resolve_model_path(enc.model)
         tokenizer = AutoTokenizer.from_pretrained(path)
         model = AutoModelForSequenceClassification.from_pretrained(path, num_labels=2, **labels)
-    if enc.get("freeze_word_embeddings"):
+    if enc.freeze_word_embeddings:
         # the token embeddings stay as pretrained: for Gemma 3 270M they are 168M of its 268M parameters (a
         # 262k vocabulary), and their dense gradient and AdamW update doubled a training step on one core
         model.get_input_embeddings().requires_grad_(False)
@@ -136,7 +136,7 @@ def train_stage(enc: DictConfig, pairs: list[dict], stage_dir: Path, seed: int, 
         pass
 
     callbacks = divergence_callbacks(cfg)
-    if enc.get("max_train_minutes"):
+    if enc.max_train_minutes:
         callbacks.append(TimeBudgetCallback(float(enc.max_train_minutes)))
     trainer = PairTrainer(model=encoder.model, args=args, train_dataset=ds, callbacks=callbacks,
                           data_collator=DataCollatorWithPadding(encoder.tokenizer))
@@ -148,7 +148,7 @@ def train_stage(enc: DictConfig, pairs: list[dict], stage_dir: Path, seed: int, 
     encoder.info.update(train_pairs=len(ds), contradictions=sum(p["label"] for p in pairs),
                         steps=int(result.global_step), train_loss=float(result.training_loss),
                         minutes=round(result.metrics.get("train_runtime", 0.0) / 60, 2))
-    encoder.bf16, encoder.symmetric = bf16, bool(enc.get("symmetric", False))
+    encoder.bf16, encoder.symmetric = bf16, bool(enc.symmetric)
     tmp = stage_dir / "model.tmp"
     shutil.rmtree(tmp, ignore_errors=True)
     encoder.save_pretrained(tmp)

@@ -22,7 +22,7 @@ def publish(cfg: DictConfig, model, folder: Path, best: dict) -> str | None:
                                  "P(contradiction) and the conflicting QA pairs. Load with "
                                  "models.contradiction.ContradictionModel.load(REPO_ID)." + needs,
                      results=results, datasets=["eth-sri/chatprotect"], command=command_line("train.contradiction", task_overrides()),
-                     base_model=base_model_id(cfg.encoder.get("model")) if model.uses_encoder else None,
+                     base_model=base_model_id(cfg.encoder.model) if model.uses_encoder else None,
                      tags=["qasem", "self-contradiction"])
-    return push_folder(folder, cfg.hub.repo_id, private=bool(cfg.hub.get("private", True)),
+    return push_folder(folder, cfg.hub.repo_id, private=bool(cfg.hub.private),
                        commit_message=f"contradiction scorer, CV F1 {best['cv']['f1']:.3f}")

@@ -55,17 +55,17 @@ log = logging.getLogger(__name__)
 
 
 def train(cfg: DictConfig, run_dir: Path) -> dict:
-    validation = read_labelled(cfg.data.train_file, cfg.data.get("limit"))
-    sel_files = list(cfg.get("selection", {}).get("files") or [])
-    pairs = validation + [p for f in sel_files for p in read_labelled(f, cfg.data.get("limit"))]
-    enc = cfg.get("encoder") or {}
-    with_encoder = bool(enc.get("model") or enc.get("random_config"))
-    enc_pairs = [p for f in enc.get("train_files") or [] for p in read_labelled(f, enc.get("limit"))] if with_encoder else []
-    report_files = [f for f in enc.get("report_files") or [] if with_encoder]
+    validation = read_labelled(cfg.data.train_file, cfg.data.limit)
+    sel_files = list(cfg.selection.files or [])
+    pairs = validation + [p for f in sel_files for p in read_labelled(f, cfg.data.limit)]
+    enc = cfg.encoder
+    with_encoder = bool(enc.model or enc.random_config)
+    enc_pairs = [p for f in enc.train_files or [] for p in read_labelled(f, enc.limit)] if with_encoder else []
+    report_files = [f for f in enc.report_files or [] if with_encoder]
     report = [p for p in enc_pairs if p["file"] in report_files]
-    with_alignment = bool(cfg.get("alignment", True))
-    syn = cfg.get("synthetic") or {}
-    syn_pairs, syn_info = read_synthetic(cfg) if syn.get("enabled") else ([], {})  # a missing file stops here, before any model
+    with_alignment = bool(cfg.alignment)
+    syn = cfg.synthetic
+    syn_pairs, syn_info = read_synthetic(cfg) if syn.enabled else ([], {})  # a missing file stops here, before any model
     names = feature_sets(cfg, with_encoder, with_alignment)
     rules, human = threshold_rules(cfg, pairs, sel_files)  # a rule needing human labels and finding none stops here
     run_dir.mkdir(parents=True, exist_ok=True)
@@ -96,7 +96,7 @@ def train(cfg: DictConfig, run_dir: Path) -> dict:
         syn_info.update(scored=len(syn_rows), scored_contradictions=int(syn_labels.sum()),
                         statuses=dict(Counter(r["status"] for r in syn_all)))
         log.info("synthetic: %s", syn_info)
-        w = syn.get("weight")
+        w = syn.weight
         weights += [float(x) for x in (w if OmegaConf.is_list(w) else [w])]
 
     folds, seed = int(cfg.cv.folds), int(cfg.seed)
@@ -104,7 +104,7 @@ def train(cfg: DictConfig, run_dir: Path) -> dict:
                                      (syn_rows, syn_labels, weights))
     best_idx, best_oof = chosen_cell["idx"], chosen_cell["oof"]
     best = apply_threshold_rule(cfg, rules, best, best_idx, best_oof, labels_all, human, groups_all, on_all, by_file)
-    nested = nested_selection(cfg, names, rows, labels_all, groups_all, usable) if cfg.cv.get("nested", True) else None
+    nested = nested_selection(cfg, names, rows, labels_all, groups_all, usable) if cfg.cv.nested else None
     ok = usable(FEATURE_SETS[best["feature_set"]])
     ok_rows, labels = [rows[i] for i in ok], labels_all[ok]
     synthetic_only = synthetic_only_grid(cfg, syn_rows, syn_labels, ok_rows, labels,
@@ -139,7 +139,7 @@ def train(cfg: DictConfig, run_dir: Path) -> dict:
     if syn_info:
         metrics.update(synthetic=syn_info, synthetic_only=synthetic_only)
     (run_dir / "cv_metrics.json").write_text(json.dumps(metrics, indent=1))
-    if cfg.get("hub") and cfg.hub.get("push"):
+    if cfg.hub.push:
         metrics["hub_url"] = publish(cfg, model, run_dir / "contradiction", best)  # None when the push failed (logged; folder kept)
         (run_dir / "cv_metrics.json").write_text(json.dumps(metrics, indent=1))
     log.info("chosen: %s C=%s synthetic weight %s, CV F1 %.3f (P %.3f / R %.3f) at threshold %.3f; by file %s",
@@ -150,9 +150,9 @@ def train(cfg: DictConfig, run_dir: Path) -> dict:
 
 def threshold_rules(cfg: DictConfig, pairs: list[dict], sel_files: list) -> tuple:
     """(cv.threshold_rule as a rule or a list, which selection pairs carry human labels)."""
-    rule = cfg.cv.get("threshold_rule") or "pooled"
+    rule = cfg.cv.threshold_rule or "pooled"
     rules = [str(r) for r in rule] if OmegaConf.is_list(rule) else str(rule)
-    human_files = [str(f) for f in (cfg.selection.get("human_files") or [cfg.data.train_file])]
+    human_files = [str(f) for f in (cfg.selection.human_files or [cfg.data.train_file])]
     resolved = {str(Path(hydra.utils.to_absolute_path(f)).resolve()) for f in human_files}
     human = np.array([str(Path(hydra.utils.to_absolute_path(p["file"])).resolve()) in resolved for p in pairs], bool)
     check_human(rules, human, [str(cfg.data.train_file), *map(str, sel_files)], human_files)
@@ -166,7 +166,7 @@ def apply_threshold_rule(cfg, rules, best: dict, idx, oof, labels_all, human, gr
     p, scored = np.zeros(len(labels_all)), np.zeros(len(labels_all), bool)
     p[idx], scored[idx] = oof, True
     chosen = choose_threshold(rules, p, labels_all, human, groups_all, int(cfg.cv.folds),
-                              int(cfg.cv.get("threshold_repeats", 10)), int(cfg.seed), scored)
+                              int(cfg.cv.threshold_repeats), int(cfg.seed), scored)
     t = chosen["threshold"]
     out = {**best, "pooled_threshold": best["threshold"], "threshold": t, "threshold_rule": chosen,
            "cv": on_all(idx, oof, t), "cv_by_file": by_file(idx, oof, t)}

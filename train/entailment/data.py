@@ -39,7 +39,7 @@ def synthetic_triples(cfg: DictConfig, scorer: E.NeuralScorer) -> list[tuple[str
     for the model is cut to its best window (as for dev), so a positive keeps its evidence."""
     rows = list(read_jsonl(hydra.utils.to_absolute_path(cfg.synthetic.file)))
     random.Random(cfg.seed).shuffle(rows)
-    if cfg.synthetic.get("limit"):
+    if cfg.synthetic.limit:
         rows = rows[: int(cfg.synthetic.limit)]
     return [(best_chunk(scorer, r["premise"].split(), r["hypothesis"], r["answer"]), r["hypothesis"], int(r["supported"]))
             for r in rows]

@@ -33,8 +33,8 @@ def build_model(cfg: DictConfig, init_from: str | None = None):
     if init_from:
         tokenizer = load_tokenizer(init_from)
         model = cls.from_pretrained(init_from)
-    elif c.get("random_config"):
-        tokenizer = load_tokenizer(resolve_model_path(c.get("tokenizer") or "minilm"))
+    elif c.random_config:
+        tokenizer = load_tokenizer(resolve_model_path(c.tokenizer or "minilm"))
         rc = OmegaConf.to_container(c.random_config, resolve=True)
         mconf = AutoConfig.for_model(**rc)
         if c.family == "cross_encoder":
@@ -43,7 +43,7 @@ def build_model(cfg: DictConfig, init_from: str | None = None):
         model = cls.from_config(mconf)
     else:
         path = resolve_model_path(c.model_name_or_path)
-        tokenizer = load_tokenizer(resolve_model_path(c.get("tokenizer")) or path)
+        tokenizer = load_tokenizer(resolve_model_path(c.tokenizer) or path)
         kw = {"num_labels": 2} if c.family == "cross_encoder" else {}
         model = cls.from_pretrained(path, **kw)
     if c.family == "cross_encoder":
@@ -58,7 +58,7 @@ def build_model(cfg: DictConfig, init_from: str | None = None):
         model.accepts_loss_kwargs = False
         if model.config.decoder_start_token_id is None:
             model.config.decoder_start_token_id = tokenizer.pad_token_id
-    if c.get("lora", {}).get("enabled"):
+    if c.lora.enabled:
         from peft import LoraConfig, TaskType, get_peft_model
 
         task = TaskType[E.scorer_class(c.family).peft_task]
@@ -72,8 +72,8 @@ def build_model(cfg: DictConfig, init_from: str | None = None):
 def make_scorer(cfg: DictConfig, model, tokenizer) -> E.NeuralScorer:
     c = cfg.classifier
     kw = dict(max_length=c.max_length, chunk_words=c.chunk_words, chunk_overlap=c.chunk_overlap,
-              batch_size=cfg.eval_batch_size, top_k_chunks=c.get("top_k_chunks"))
-    if c.family == "causal_lm" and c.get("prompt"):
+              batch_size=cfg.eval_batch_size, top_k_chunks=c.top_k_chunks)
+    if c.family == "causal_lm" and c.prompt:
         kw["prompt"] = c.prompt
     return E.scorer_class(c.family)(model, tokenizer, **kw)
 
@@ -92,7 +92,7 @@ def fit(cfg: DictConfig, model, tokenizer, triples, out_dir: Path, stage: dict |
     from models.precision import usable_bf16
 
     stage = stage or cfg.optim
-    every = cfg.get("checkpoint_steps")
+    every = cfg.checkpoint_steps
     scorer = make_scorer(cfg, model, tokenizer)
     ds = PairDataset(scorer, triples)
     args = TrainingArguments(
@@ -103,11 +103,11 @@ def fit(cfg: DictConfig, model, tokenizer, triples, out_dir: Path, stage: dict |
         weight_decay=stage.get("weight_decay", 0.01), logging_steps=cfg.logging_steps,
         save_strategy="steps" if every else "no", save_steps=every or 500, save_total_limit=1,
         report_to=["wandb"] if cfg.logger.enabled else [], use_cpu=cfg.use_cpu, seed=cfg.seed,
-        bf16=usable_bf16(cfg.get("bf16", False), "bf16"), dataloader_num_workers=0, disable_tqdm=True,
+        bf16=usable_bf16(cfg.bf16, "bf16"), dataloader_num_workers=0, disable_tqdm=True,
         remove_unused_columns=False,
     )
     trainer = Trainer(model=model, args=args, train_dataset=ds, data_collator=collate_fn(tokenizer, cfg.classifier.family))
-    resume = last_complete_checkpoint(Path(out_dir)) if cfg.get("resume", "auto") == "auto" else None
+    resume = last_complete_checkpoint(Path(out_dir)) if cfg.resume == "auto" else None
     if resume:
         log.info("resuming from %s", resume)
     result = trainer.train(resume_from_checkpoint=resume)

@@ -72,7 +72,7 @@ def check_config(cfg: DictConfig) -> None:
         syn = Path(hydra.utils.to_absolute_path(cfg.synthetic.file))
         if not syn.exists():
             raise FileNotFoundError(f"synthetic set {syn} not found: build it with python -m data_prep.synthetic_entailment")
-    if cfg.hub.push and cfg.get("parser") and cfg.get("detector"):
+    if cfg.hub.push and cfg.parser and cfg.detector:
         # the checkpoint names the parser and detector it parses references with: a local folder
         # there would publish a classifier that loads nowhere else
         local = [f"{k}={cfg[k]}" for k in ("parser", "detector")
@@ -83,7 +83,7 @@ def check_config(cfg: DictConfig) -> None:
     only = only_folds(cfg)
     if only is not None:
         bad = [i for i in only if not 0 <= i < (cfg.cv.folds or 0)]
-        if fam == "stacked" or bad or cfg.get("resume", "auto") in (None, False, "none"):
+        if fam == "stacked" or bad or cfg.resume in (None, False, "none"):
             raise ValueError(f"cv.only_folds={only}: trains some CV folds of a neural classifier beside the run of "
                              f"every fold in the same run dir; needs indices in 0..{(cfg.cv.folds or 0) - 1} "
                              f"(cv.folds={cfg.cv.folds}), a neural family (not {fam!r}) and resume=auto"
@@ -92,8 +92,8 @@ def check_config(cfg: DictConfig) -> None:
         return
     from transformers import AutoConfig
 
-    if cfg.classifier.get("random_config"):
-        tok = resolve_model_path(cfg.classifier.get("tokenizer") or "minilm")
+    if cfg.classifier.random_config:
+        tok = resolve_model_path(cfg.classifier.tokenizer or "minilm")
         load_tokenizer(tok)
         return
     name = resolve_model_path(cfg.classifier.model_name_or_path)
@@ -164,7 +164,7 @@ def cross_validate(cfg: DictConfig, examples: list[dict], init: str | None, run_
     folds = group_folds(examples, cfg.cv.folds, cfg.seed) if cfg.cv.folds else []
     only = only_folds(cfg)
     for fi, (tr, te) in enumerate(folds):
-        if cfg.cv.get("max_folds") and fi >= cfg.cv.max_folds:
+        if cfg.cv.max_folds and fi >= cfg.cv.max_folds:
             break
         if only is not None and fi not in only:
             continue
@@ -177,7 +177,7 @@ def cross_validate(cfg: DictConfig, examples: list[dict], init: str | None, run_
 
 def only_folds(cfg: DictConfig) -> list[int] | None:
     """cv.only_folds as a list of fold indices, or None when the run trains every fold."""
-    only = cfg.cv.get("only_folds")
+    only = cfg.cv.only_folds
     return None if only is None else [int(i) for i in only]
 
 
@@ -211,8 +211,8 @@ def train_final(cfg: DictConfig, examples: list[dict], init: str | None, n_folds
     model, tok = build_model(cfg, init)
     sc = make_scorer(cfg, model, tok)
     stats = fit(cfg, model, tok, dev_triples(sc, examples), run_dir / "trainer" / "final")
-    lora = bool(cfg.classifier.get("lora", {}).get("enabled"))
-    if lora and (cfg.classifier.get("random_config") or cfg.classifier.lora.get("merge", False)):
+    lora = bool(cfg.classifier.lora.enabled)
+    if lora and (cfg.classifier.random_config or cfg.classifier.lora.get("merge", False)):
         model = model.merge_and_unload()  # no base model to load an adapter onto: save it whole
         lora = False
     model.save_pretrained(ckpt)
@@ -235,7 +235,7 @@ def zero_shot_descriptor(cfg: DictConfig, run_dir: Path) -> str:
     fmt = make_scorer(cfg, model, tok).format_dict()
     fmt.update(threshold=None, trained_on="nothing (zero-shot)",
                base_model=resolve_model_path(cfg.classifier.model_name_or_path))
-    if cfg.classifier.get("random_config"):
+    if cfg.classifier.random_config:
         model.save_pretrained(ckpt)  # a random model has no name to load it by
         fmt.pop("base_model")
     E.save_format(ckpt, fmt)
@@ -269,7 +269,7 @@ def run_neural(cfg: DictConfig, examples: list[dict], run_dir: Path) -> dict:
 def stacker_neural_scores(cfg: DictConfig, examples: list[dict], metrics: dict) -> tuple[list[float] | None, Path | None]:
     """classifier=stacked: the 'neural' feature's dev scores and checkpoint, from stack.neural_fixed
     or stack.neural_from (None, None without either); what was used is recorded in `metrics`."""
-    if cfg.stack.get("neural_fixed"):
+    if cfg.stack.neural_fixed:
         # a neural checkpoint that never saw dev (e.g. synthetic-only): its dev scores are honest
         # features for the stacker's cross-validation as they are
         neural_dir = Path(hydra.utils.to_absolute_path(str(cfg.stack.neural_fixed)))
@@ -278,7 +278,7 @@ def stacker_neural_scores(cfg: DictConfig, examples: list[dict], metrics: dict) 
         metrics["neural_fixed_dev"] = metrics_table([e["dataset"] for e in examples],
                                                     [e["supported"] for e in examples], oof)
         return oof, neural_dir
-    if cfg.stack.get("neural_from"):
+    if cfg.stack.neural_from:
         oof, neural_dir = load_neural_run(cfg.stack.neural_from, examples)
         metrics["neural_from"] = str(neural_dir)
         return oof, neural_dir
@@ -301,10 +301,10 @@ def wandb_summary(metrics: dict) -> dict:
 def train(cfg: DictConfig, run_dir: str | Path | None = None) -> dict:
     """Train (CV + final model) and return the metrics dict also written to all_results.json."""
     check_config(cfg)
-    run_dir = Path(run_dir or cfg.get("output_dir") or ".")
+    run_dir = Path(run_dir or cfg.output_dir or ".")
     part = None if only_folds(cfg) is None else "folds-" + "-".join(map(str, only_folds(cfg)))
     with claim_run_dir(cfg, run_dir, "train.entailment", VOLATILE_KEYS, checkpoints=None, part=part):
-        if cfg.get("resume", "auto") in (None, False, "none"):
+        if cfg.resume in (None, False, "none"):
             forget_stages(run_dir)
             shutil.rmtree(run_dir / "trainer", ignore_errors=True)  # and a killed stage's checkpoints
         return _train(cfg, run_dir)
@@ -313,7 +313,7 @@ def train(cfg: DictConfig, run_dir: str | Path | None = None) -> dict:
 def _train(cfg: DictConfig, run_dir: Path) -> dict:
     set_seed(cfg.seed)
     examples, skipped = read_consistency(hydra.utils.to_absolute_path(cfg.data.train_file), "dev")
-    if cfg.data.get("limit"):
+    if cfg.data.limit:
         examples = examples[: int(cfg.data.limit)]
     if not examples:
         raise ValueError(f"{cfg.data.train_file}: no usable examples (skipped {dict(skipped)})")
@@ -348,6 +348,13 @@ def _train(cfg: DictConfig, run_dir: Path) -> dict:
     return metrics
 
 
+def _base_model(classifier) -> str | None:
+    """The Hub model a neural classifier starts from, for the card (none for the stacked family or offline weights)."""
+    if classifier.family == "stacked" or classifier.model_name_or_path in (None, "minilm"):
+        return None
+    return classifier.model_name_or_path
+
+
 def publish(cfg: DictConfig, metrics: dict, run_dir: Path) -> None:
     folder = Path(metrics.get("stacked", {}).get("checkpoint") or metrics.get("checkpoint"))
     cv = metrics.get("stacked", {}).get("cv") or metrics.get("cv") or {}
@@ -363,9 +370,9 @@ def publish(cfg: DictConfig, metrics: dict, run_dir: Path) -> None:
                                  "outputs P(supported). Load with models.entailment.load_scorer(folder)." + needs,
                      results=results, datasets=["ariecattan/qasem_consistency"],
                      command=f"python -m train.entailment classifier={cfg.classifier.name}",
-                     base_model=cfg.classifier.get("model_name_or_path") if cfg.classifier.get("model_name_or_path") not in (None, "minilm") else None,
+                     base_model=_base_model(cfg.classifier),
                      tags=["qasem", "factual-consistency"])
-    push_folder(folder, cfg.hub.repo_id, private=cfg.hub.get("private", True))
+    push_folder(folder, cfg.hub.repo_id, private=cfg.hub.private)
 
 
 def _brief(table: dict) -> dict:

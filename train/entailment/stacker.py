@@ -36,14 +36,14 @@ def fit_stacker(cfg: DictConfig, examples, oof_neural: list[float] | None, run_d
         feats = [f for f in feats if f != "neural"]
     # the candidates, each the one before plus a group of features; the CV chooses among them
     candidates = {"lexical": feats}
-    if cfg.stack.get("context", False):  # the other QAs of the same predicate
+    if cfg.stack.context:  # the other QAs of the same predicate
         feats = feats + [f for f in CONTEXT_FEATURES if f not in feats]
         candidates["with_context"] = feats
     structure = None
-    if cfg.get("parser") and cfg.get("detector"):
-        embedder = cfg.get("structure_embedder")
+    if cfg.parser and cfg.detector:
+        embedder = cfg.structure_embedder
         structure = ReferenceStructure.from_pretrained(cfg.parser, cfg.detector, embedder=embedder,
-                                                       scope=cfg.get("structure_scope") or "all")
+                                                       scope=cfg.structure_scope or "all")
         exact = feats + [f for f in EXACT_FEATURES if f not in feats]
         candidates["with_structure"] = exact
         if embedder:  # the soft matches (MiniLM) on top of the exact ones
@@ -146,15 +146,15 @@ def save_features(path: Path, X, every: list[str], candidates: dict, examples, c
 def contradiction_signal(cfg: DictConfig, structure):
     """The pair encoder signal when cfg.contradiction_signal.encoders names encoder folders, else None; its
     embedder is the structure's when they are the same model (one in memory)."""
-    sig = cfg.get("contradiction_signal") or {}
-    if not sig.get("encoders"):
+    sig = cfg.contradiction_signal
+    if not sig.encoders:
         return None
     from models.entailment.contradiction_signal import ContradictionSignal
 
-    name = sig.get("embedder") or cfg.get("structure_embedder") or "minilm"
+    name = sig.embedder or cfg.structure_embedder or "minilm"
     shared = structure.embedder if structure is not None and structure.embedder is not None and \
         structure.paths.get("embedder") == name else None
-    return ContradictionSignal.from_pretrained([str(e) for e in sig.encoders], name, int(sig.get("k", 3)),
+    return ContradictionSignal.from_pretrained([str(e) for e in sig.encoders], name, int(sig.k),
                                                embedder_model=shared)
 
 
@@ -217,13 +217,13 @@ def extra_labels(cfg: DictConfig, examples, stacker, every, feats, best, y, C: f
 
     from data_prep.consistency import read_consistency
 
-    files = list((cfg.get("extra") or {}).get("files") or [])
+    files = list(cfg.extra.files or [])
     if not files:
         return {}
     if "neural" in feats:
         raise ValueError("extra.files with a neural feature: the extra rows have no out-of-fold neural score")
     test_ids = set()
-    if cfg.extra.get("exclude"):
+    if cfg.extra.exclude:
         test, _ = read_consistency(hydra.utils.to_absolute_path(cfg.extra.exclude), "test")
         test_ids = {e["response_id"] for e in test}
     rows = []

@@ -35,13 +35,13 @@ def qa_format_of(cfg: DictConfig) -> QAFormat:
 
 def check_config(cfg: DictConfig) -> QAFormat | None:
     """Everything that can be wrong before a weight is loaded or a step is taken; the seq2seq format."""
-    if cfg.model.get("kind") == "span":
+    if cfg.model.kind == "span":
         return check_span_config(cfg.model)
     check_model_config(cfg.model)
     fmt = qa_format_of(cfg)
     args = cfg.trainer.args
     if args.get("fp16") and is_t5(cfg.model):
-        raise ValueError(f"fp16 requested for the T5-family model {cfg.model.get('name') or cfg.model.kind}: "
+        raise ValueError(f"fp16 requested for the T5-family model {cfg.model.name or cfg.model.kind}: "
                          "T5 overflows to NaN in fp16; use trainer.args.bf16=true (or fp32)")
     return fmt
 
@@ -61,7 +61,7 @@ def train(cfg: DictConfig) -> dict:
         set_seed(int(cfg.seed))
         data = load_train_dev(cfg)
         # Under ZeRO-3 the arguments must exist before the model is built (weights load sharded).
-        span = cfg.model.get("kind") == "span"  # the span-first family: same run directory, same rules
+        span = cfg.model.kind == "span"  # the span-first family: same run directory, same rules
         args = training_arguments(cfg, run_dir, generate=not span)
         callbacks = divergence_callbacks(cfg) + budget_callbacks(cfg)
         if span:

@@ -24,7 +24,7 @@ def train_seq2seq(cfg: DictConfig, fmt: QAFormat, run_dir: Path, data: tuple, ar
     train_records, dev_records, is_sample = data
     tokenizer = build_tokenizer(cfg.model, fmt)
     model = build_model(cfg.model, tokenizer)
-    if cfg.get("lora"):
+    if cfg.lora:
         model = add_lora(model, cfg.lora)
     train_ds = tokenize(train_records, fmt, tokenizer, cfg.max_source_length, cfg.max_target_length)
     dev_ds = tokenize(dev_records, fmt, tokenizer, cfg.max_source_length, cfg.max_target_length, with_index=True)
@@ -32,7 +32,7 @@ def train_seq2seq(cfg: DictConfig, fmt: QAFormat, run_dir: Path, data: tuple, ar
                          max_source_length=int(cfg.max_source_length), device="keep")
     parser_settings = {"constrained": parser.constrained, "max_source_length": int(cfg.max_source_length)}
 
-    wandb_run = init_wandb(cfg, "train-parser", str(run_dir), name=cfg.get("run_name")) \
+    wandb_run = init_wandb(cfg, "train-parser", str(run_dir), name=cfg.run_name) \
         if int(os.environ.get("RANK", "0")) == 0 else None
     last_eval: dict = {}
 
@@ -65,7 +65,7 @@ def train_seq2seq(cfg: DictConfig, fmt: QAFormat, run_dir: Path, data: tuple, ar
                "train_predicates": len(train_records), "dev_predicates": len(dev_records),
                "sample_data": is_sample}
     best_dir = run_dir / "best"
-    if cfg.get("lora"):  # publish a plain model: the adapter merged into its base
+    if cfg.lora:  # publish a plain model: the adapter merged into its base
         trainer.model.merge_and_unload().save_pretrained(best_dir)
     else:
         trainer.save_model(str(best_dir))  # under ZeRO-3 this gathers the 16-bit weights

@@ -36,13 +36,13 @@ def training_arguments(cfg: DictConfig, run_dir: Path, generate: bool = True) ->
         save_strategy=args.get("eval_strategy", "steps"),
         remove_unused_columns=False,  # the eval set carries `idx` for constrained decoding
         seed=int(cfg.seed),
-        report_to=["wandb"] if cfg.logger.get("enabled") else [],
-        run_name=cfg.get("run_name"),
+        report_to=["wandb"] if cfg.logger.enabled else [],
+        run_name=cfg.run_name,
     )
     if args["save_strategy"] == "steps":
         args["save_steps"] = args.get("eval_steps")
     args["bf16"] = usable_bf16(args.get("bf16"), "trainer.args.bf16")
-    if cfg.deepspeed.get("config"):
+    if cfg.deepspeed.config:
         args["deepspeed"] = OmegaConf.to_container(cfg.deepspeed.config, resolve=True)
     return Seq2SeqTrainingArguments(**args)
 
@@ -53,7 +53,7 @@ def write_run(cfg: DictConfig, run_dir: Path, predictions: list[dict], dev: dict
     all_results.json, the dev table, the W&B summary and table, and the Hub push of best/."""
     write_jsonl(run_dir / "dev_predictions.jsonl", predictions)
     (run_dir / "dev_metrics.json").write_text(json.dumps(dev, indent=2))
-    if cfg.hub.get("push"):
+    if cfg.hub.push:
         metrics["hub_url"] = publish(cfg, run_dir / "best", dev)
     (run_dir / "all_results.json").write_text(json.dumps(metrics, indent=2, default=str))
     print(metrics_table({"dev": dev}, title=title))
@@ -79,11 +79,11 @@ def publish(cfg: DictConfig, best_dir: Path, dev: dict) -> str | None:
     results = [{"task_type": "text2text-generation", "dataset_type": "qasrl", "dataset_name": "QA-SRL GS + QANom dev",
                 "dataset_split": "dev", "metric_type": f"{kind}_f1", "metric_name": f"{kind.upper()} F1",
                 "value": dev[kind]["f1"]} for kind in ("ua", "la") if kind in dev]
-    span = cfg.model.get("kind") == "span"
-    base = cfg.model.get("encoder") if span else cfg.model.get("name")
+    span = cfg.model.kind == "span"
+    base = cfg.model.encoder if span else cfg.model.name
     write_model_card(best_dir, model_name=cfg.hub.repo_id.split("/")[-1], description=SPAN_CARD if span else SEQ2SEQ_CARD,
                      results=results, datasets=["biu-nlp/qa_srl2018", "biu-nlp/qanom"], command=command,
                      base_model=base if base and base != "minilm" else None, tags=["qasrl", "qanom", "qasem"])
-    return push_folder(best_dir, cfg.hub.repo_id, private=bool(cfg.hub.get("private", True)),
+    return push_folder(best_dir, cfg.hub.repo_id, private=bool(cfg.hub.private),
                        commit_message=f"QASem parser, dev UA F1 {dev.get('ua', {}).get('f1', 0):.3f}",
                        token=cfg.hub.get("token"))

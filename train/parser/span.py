@@ -35,19 +35,19 @@ log = logging.getLogger(__name__)
 
 def check_span_config(model_cfg) -> None:
     """What can be wrong in a span model config, before anything loads."""
-    if not (model_cfg.get("encoder") or model_cfg.get("encoder_config")):
+    if not (model_cfg.encoder or model_cfg.encoder_config):
         raise ValueError("model.kind=span needs model.encoder (a Hub id, a folder, or minilm) or model.encoder_config")
     for key in ("max_span_width", "span_hidden", "max_subwords"):
-        if int(model_cfg.get(key) or 0) < 1:
-            raise ValueError(f"model.{key} must be a positive integer, got {model_cfg.get(key)!r}")
+        if int(model_cfg[key] or 0) < 1:
+            raise ValueError(f"model.{key} must be a positive integer, got {model_cfg[key]!r}")
 
 
 def build_model(model_cfg, train_records: list[dict]) -> tuple[SpanParserModel, object, Counter]:
     """(model with a pretrained or tiny random encoder, tokenizer, template vocabulary counts)."""
-    tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(model_cfg.get("tokenizer") or model_cfg.encoder))
+    tokenizer = AutoTokenizer.from_pretrained(resolve_model_path(model_cfg.tokenizer or model_cfg.encoder))
     markers = marker_tokens(tokenizer)
     prepare_tokenizer(tokenizer, markers)
-    if model_cfg.get("encoder_config"):  # a tiny random encoder for tests
+    if model_cfg.encoder_config:  # a tiny random encoder for tests
         from transformers import AutoConfig
 
         enc = dict(model_cfg.encoder_config)
@@ -56,12 +56,12 @@ def build_model(model_cfg, train_records: list[dict]) -> tuple[SpanParserModel, 
         encoder = AutoModel.from_pretrained(resolve_model_path(model_cfg.encoder))
     if len(tokenizer) > encoder.get_input_embeddings().num_embeddings:
         encoder.resize_token_embeddings(len(tokenizer))  # markers the vocabulary lacked
-    if model_cfg.get("freeze_word_embeddings"):
+    if model_cfg.freeze_word_embeddings:
         encoder.get_input_embeddings().weight.requires_grad_(False)
     # data.oversample repeats records as the same objects: the vocabulary counts each once, so that a
     # template seen once is not let in by its repeats
     distinct = list({id(r): r for r in train_records}.values())
-    templates, inflections, left_out = build_vocabulary(distinct, int(model_cfg.get("template_min_count", 2)))
+    templates, inflections, left_out = build_vocabulary(distinct, int(model_cfg.template_min_count))
     enc_cfg = encoder.config.to_dict()
     config = SpanParserConfig(encoder=enc_cfg, max_span_width=int(model_cfg.max_span_width),
                               span_hidden=int(model_cfg.span_hidden), dropout=float(model_cfg.dropout),
@@ -155,25 +155,25 @@ def train_span(cfg: DictConfig, run_dir: Path, data: tuple, args, callbacks: lis
     train_records, dev_records, is_sample = data
     model, tokenizer, left_out = build_model(cfg.model, train_records)
     c = model.config
-    model.train_chunk_words = int(cfg.model.get("train_chunk_words") or 0)
+    model.train_chunk_words = int(cfg.model.train_chunk_words or 0)
     train_ds, counts = featurize(train_records, Encoder(tokenizer, c.markers, c.max_subwords, c.max_span_width),
                                  c.templates)
     log.info("span parser: %d question templates (%d QAs of %d rarer templates left out); training spans: %s",
              len(c.templates), left_out["qas"], left_out["templates"], dict(counts))
 
-    wandb_run = init_wandb(cfg, "train-parser", str(run_dir), name=cfg.get("run_name")) \
+    wandb_run = init_wandb(cfg, "train-parser", str(run_dir), name=cfg.run_name) \
         if int(os.environ.get("RANK", "0")) == 0 else None
     parser_json = json.dumps({"kind": KIND})
     callbacks = [SaveFilesCallback({PARSER_FILE: parser_json}), *callbacks]
     pad, width = tokenizer.pad_token_id, c.max_span_width
     # training memory: batches padded to a multiple of N subwords / words, so that glibc reuses the blocks of
     # a few tensor shapes instead of keeping one set per batch length (0: each batch's own length)
-    multiple = int(cfg.model.get("train_pad_multiple") or 0)
+    multiple = int(cfg.model.train_pad_multiple or 0)
     # eval_dataset only satisfies the Trainer's checks: SpanTrainer.evaluate decodes dev_records itself
     trainer = SpanTrainer(model=model, args=args, train_dataset=train_ds, processing_class=tokenizer,
                           eval_dataset=Dataset.from_dict({"idx": list(range(len(dev_records)))}),
                           data_collator=lambda feats: collate(feats, pad, width, multiple=multiple), callbacks=callbacks,
-                          dev_records=dev_records, head_lr_scale=float(cfg.model.get("head_lr_scale", 1.0)))
+                          dev_records=dev_records, head_lr_scale=float(cfg.model.head_lr_scale))
     # The best checkpoint is evaluated once more at the end, which re-chooses its threshold on dev.
     train_metrics, eval_metrics = train_then_evaluate(trainer, cfg)
     metrics = {**train_metrics, **eval_metrics, "best_checkpoint": trainer.state.best_model_checkpoint,

@@ -53,17 +53,17 @@ def check_inputs(cfg: DictConfig) -> None:
     for k in DATA_KEYS:
         _require(_path(cfg.data[k]), f"data.{k}")
     for k in FORM_KEYS:
-        if cfg.data.get(k):
+        if cfg.data[k]:
             _require(_path(cfg.data[k]), f"data.{k}")
     for k in RESOURCE_KEYS:
         _require(_path(cfg.resources[k]), f"resources.{k}")
     c = cfg.detector_model
-    if not c.get("random_config") and not c.get("model_name_or_path"):
+    if not c.random_config and not c.model_name_or_path:
         raise ValueError("detector needs model_name_or_path ('minilm', a folder, a Hub id) or random_config")
     if int(c.max_length) < 3:
         raise ValueError(f"detector.max_length={c.max_length}: a window needs [CLS], a word and [SEP]")
-    hub = cfg.get("hub") or {}
-    if hub.get("push") and (OmegaConf.is_missing(hub, "repo_id") or not hub.get("repo_id")):
+    hub = cfg.hub
+    if hub.push and (OmegaConf.is_missing(hub, "repo_id") or not hub.repo_id):
         raise ValueError("hub=push needs hub.repo_id=ORG/NAME")
 
 
@@ -175,7 +175,7 @@ def build_verb_forms(cfg: DictConfig, bank_records=None) -> tuple[VerbForms, dic
     paths = {k: _require(_path(cfg.resources[k]), f"resources.{k}") for k in RESOURCE_KEYS}
     if bank_records is None:
         bank_records = list(read_jsonl(_require(_path(cfg.data.bank_train), "data.bank_train")))
-    order = cfg.resources.get("nominal_order")
+    order = cfg.resources.nominal_order
     verbal, nominal, rank, stats = build_tables(
         [(x["predicate"], x["verb_form"]) for x in bank_records], **paths,
         **({"nominal_order": list(order)} if order else {}))

@@ -53,7 +53,7 @@ def train(cfg: DictConfig, run_dir: str | Path | None = None) -> dict:
     from hydra.core.hydra_config import HydraConfig
 
     check_inputs(cfg)
-    run_dir = run_dir or cfg.get("output_dir") or (run_dir_of(cfg) if HydraConfig.initialized() else None)
+    run_dir = run_dir or cfg.output_dir or (run_dir_of(cfg) if HydraConfig.initialized() else None)
     if run_dir is None:
         raise ValueError("no run directory: pass run_dir, or set output_dir")
     run_dir = Path(run_dir)
@@ -76,7 +76,7 @@ def _train(cfg: DictConfig, run_dir: Path) -> dict:
     dev_ds = encode_training(data["dev"], tokenizer, int(c.max_length), int(c.window_overlap))
     log.info("training on %d sentences (%d windows); dev %d, test %d sentences", len(data["train"]),
              len(train_ds), len(data["dev"]), len(data["test"]))
-    callbacks = [TimeBudgetCallback(float(cfg.max_train_minutes))] if cfg.get("max_train_minutes") else []
+    callbacks = [TimeBudgetCallback(float(cfg.max_train_minutes))] if cfg.max_train_minutes else []
     callbacks += divergence_callbacks(cfg)
     trainer = PredicateTrainer(model=model, args=args, train_dataset=train_ds, eval_dataset=dev_ds,
                                processing_class=tokenizer, data_collator=TokenLabelCollator(tokenizer),
@@ -107,7 +107,7 @@ def _train(cfg: DictConfig, run_dir: Path) -> dict:
                "leakage": data["leakage"], "verb_form_tables": table_stats, "detector": c.name,
                "checkpoint": str(ckpt)}
     _write(run_dir, metrics)
-    if cfg.get("hub") and cfg.hub.get("push"):
+    if cfg.hub.push:
         metrics["hub_url"] = publish(cfg, ckpt, metrics)  # None when the push failed (logged; checkpoint/ kept)
         _write(run_dir, metrics)
     return metrics
@@ -143,7 +143,7 @@ def publish(cfg: DictConfig, folder: Path, metrics: dict) -> str | None:
                 "value": test[t]["f1"]}
                for t, source, name in (("verbal", "qasrl-gs", "QA-SRL GS (verbs)"),
                                        ("nominal", "qanom", "QANom predicate detector"))]
-    name = cfg.detector_model.get("model_name_or_path")
+    name = cfg.detector_model.model_name_or_path
     write_model_card(folder, model_name=cfg.hub.repo_id.split("/")[-1],
                      description="QASem predicate detector: every verbal and nominal predicate of a tokenized "
                                  "sentence, with its verb form. Load with "
@@ -152,7 +152,7 @@ def publish(cfg: DictConfig, folder: Path, metrics: dict) -> str | None:
                      results=results, datasets=["biu-nlp/qa_srl2018", "biu-nlp/qanom"], command=_command(),
                      base_model=base_model_id(name),
                      tags=["qasrl", "qanom", "qasem", "predicate-detection"])
-    return push_folder(folder, cfg.hub.repo_id, private=bool(cfg.hub.get("private", True)),
+    return push_folder(folder, cfg.hub.repo_id, private=bool(cfg.hub.private),
                        commit_message="QASem predicate detector, test F1 " + " / ".join(
                            f"{t} {test[t]['f1']:.3f}" for t in LABELS))
 
