@@ -2,7 +2,7 @@
 (1.6-2.7x fp32 on the Xeon these figures were first taken on). On a CPU without them (an AMD EPYC without
 AVX512, older Xeons) PyTorch emulates them: the predicate detector's first training steps took 131 s and
 103 s each in bf16 autocast on such a machine (2026-12-02). So a run that asks for bf16 (the CPU
-configs do: `trainer.args.bf16`, `encoder.bf16`, a checkpoint trained with it) gets it only where it is
+configs do: `trainer.args.bf16`, `encoder.trainer.args.bf16`, a checkpoint trained with it) gets it only where it is
 native, and fp32 elsewhere, with one warning that says why."""
 from __future__ import annotations
 

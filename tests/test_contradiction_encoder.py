@@ -67,8 +67,8 @@ def test_train_with_an_encoder_then_evaluate(tmp_path, scripted):
     ckpt = ["parser=P", "detector=D", "entailment=E"]
     over = [*ckpt, f"data.train_file={pairs}", f"selection.files=[{big}]", "cv.folds=2", "cv.C=[1.0]",
             "cv.feature_sets=[numbers,encoder,encoder_numbers]", TINY, "encoder.tokenizer=minilm",
-            f"encoder.train_files=[{big}]", "encoder.report_files=[]", "encoder.max_steps=2", "encoder.batch_size=4",
-            "encoder.bf16=false", f"analysis_cache={tmp_path / 'cache'}"]
+            f"encoder.train_files=[{big}]", "encoder.report_files=[]", "encoder.trainer.args.max_steps=2", "encoder.trainer.args.per_device_train_batch_size=4",
+            "encoder.trainer.args.bf16=false", f"analysis_cache={tmp_path / 'cache'}"]
     metrics = train(compose_cfg("train_contradiction", over), tmp_path / "R")
     enc = metrics["encoder"]
     assert enc["folds"] == 2 and set(enc["stages"]) == {"fold0", "fold1", "final"}
@@ -108,7 +108,7 @@ def test_encoder_alone_needs_no_parser(tmp_path, monkeypatch):
     pairs = _pairs_file(tmp_path / "pairs.jsonl")
     over = [f"data.train_file={pairs}", "selection.files=[]", "alignment=false", "cv.folds=2", "cv.C=[1.0]",
             TINY, "encoder.tokenizer=minilm", f"encoder.train_files=[{pairs}]", "encoder.report_files=[]",
-            "encoder.max_steps=1", "encoder.bf16=false", f"analysis_cache={tmp_path / 'cache'}"]  # parser & co. unset
+            "encoder.trainer.args.max_steps=1", "encoder.trainer.args.bf16=false", f"analysis_cache={tmp_path / 'cache'}"]  # parser & co. unset
     metrics = tc.train(compose_cfg("train_contradiction", over), tmp_path / "R")
     assert metrics["chosen"]["feature_set"] == "encoder" and metrics["scored"] == 21
     a, b = tmp_path / "a.txt", tmp_path / "b.txt"
@@ -168,7 +168,7 @@ def test_the_scorer_is_pushed_and_loads_by_hub_id(tmp_path, hub, monkeypatch):
     pairs = _pairs_file(tmp_path / "pairs.jsonl")
     over = [f"data.train_file={pairs}", "selection.files=[]", "alignment=false", "cv.folds=2", "cv.C=[1.0]",
             TINY, "encoder.tokenizer=minilm", f"encoder.train_files=[{pairs}]", "encoder.report_files=[]",
-            "encoder.max_steps=1", "encoder.bf16=false", "parser=null", "detector=null", "entailment=null",
+            "encoder.trainer.args.max_steps=1", "encoder.trainer.args.bf16=false", "parser=null", "detector=null", "entailment=null",
             "hub=push", "hub.repo_id=test-org/contradiction"]
     metrics = tc.train(compose_cfg("train_contradiction", over), tmp_path / "R")
     assert metrics["hub_url"] and (tmp_path / "R" / "contradiction" / "README.md").exists()
@@ -197,7 +197,7 @@ def test_the_gate_parses_only_the_pairs_the_encoder_scores_high(tmp_path, script
     ckpt = ["parser=P", "detector=D", "entailment=E"]
     over = [*ckpt, f"data.train_file={pairs}", "selection.files=[]", "cv.folds=2", "cv.C=[1.0]",
             "cv.feature_sets=[encoder_numbers]", TINY, "encoder.tokenizer=minilm", f"encoder.train_files=[{pairs}]",
-            "encoder.report_files=[]", "encoder.max_steps=1", "encoder.bf16=false", "gate.parsed=[1.0,0.0]",
+            "encoder.report_files=[]", "encoder.trainer.args.max_steps=1", "encoder.trainer.args.bf16=false", "gate.parsed=[1.0,0.0]",
             "gate.max_f1_loss=1.0"]
     metrics = train(compose_cfg("train_contradiction", over), tmp_path / "R")
     gate = metrics["encoder"]["gate"]
@@ -243,8 +243,8 @@ def _staged_run(tmp_path) -> list[str]:
     big.write_text("".join(line.replace('"prompt": "', '"prompt": "big ') for line in pairs.read_text().splitlines(True)))
     return ["parser=P", "detector=D", "entailment=E", f"data.train_file={pairs}", f"selection.files=[{big}]",
             "cv.folds=2", "cv.C=[1.0]", "cv.feature_sets=[encoder]", TINY, "encoder.tokenizer=minilm",
-            f"encoder.train_files=[{big}]", "encoder.report_files=[]", "encoder.max_steps=2", "encoder.batch_size=4",
-            "encoder.bf16=false", f"analysis_cache={tmp_path / 'cache'}"]
+            f"encoder.train_files=[{big}]", "encoder.report_files=[]", "encoder.trainer.args.max_steps=2", "encoder.trainer.args.per_device_train_batch_size=4",
+            "encoder.trainer.args.bf16=false", f"analysis_cache={tmp_path / 'cache'}"]
 
 
 def test_stages_train_alone_and_the_run_reloads_them(tmp_path, scripted):
@@ -272,14 +272,14 @@ def test_a_stage_of_other_settings_is_refused_and_stages_from_reuses_another_run
     over = [*_staged_run(tmp_path), "encoder.final=fold_ensemble"]
     first = train(compose_cfg("train_contradiction", over), tmp_path / "A")
     with pytest.raises(ValueError, match="max_steps: 2 -> 3"):  # a silent reload would report a 2-step model as 3
-        train(compose_cfg("train_contradiction", [*over, "encoder.max_steps=3"]), tmp_path / "A")
+        train(compose_cfg("train_contradiction", [*over, "encoder.trainer.args.max_steps=3"]), tmp_path / "A")
     stages = tmp_path / "A" / "encoder"
     stamps = {p: p.stat().st_mtime_ns for p in stages.rglob("model.safetensors")}
     again = train(compose_cfg("train_contradiction", [*over, f"encoder.stages_from={stages}"]), tmp_path / "B")
     assert again["chosen"] == first["chosen"] and not (tmp_path / "B" / "encoder").exists()
     assert {p: p.stat().st_mtime_ns for p in stages.rglob("model.safetensors")} == stamps  # loaded, not trained
     with pytest.raises(ValueError, match="epochs"):
-        train(compose_cfg("train_contradiction", [*over, "encoder.epochs=2", f"encoder.stages_from={stages}"]),
+        train(compose_cfg("train_contradiction", [*over, "encoder.trainer.args.num_train_epochs=2", f"encoder.stages_from={stages}"]),
               tmp_path / "C")
     with pytest.raises(FileNotFoundError, match="no finished stage fold0"):
         train(compose_cfg("train_contradiction", [*over, f"encoder.stages_from={tmp_path / 'none'}"]), tmp_path / "D")
@@ -298,7 +298,7 @@ def test_fold_ensemble_scores_with_the_fold_encoders_and_trains_no_final_stage(t
     big.write_text("".join(line.replace('"prompt": "', '"prompt": "big ') for line in pairs.read_text().splitlines(True)))
     over = [f"data.train_file={pairs}", f"selection.files=[{big}]", "alignment=false", "cv.folds=2", "cv.C=[1.0]",
             "cv.feature_sets=[encoder]", TINY, "encoder.tokenizer=minilm", f"encoder.train_files=[{big}]",
-            "encoder.report_files=[]", "encoder.max_steps=2", "encoder.batch_size=4", "encoder.bf16=false",
+            "encoder.report_files=[]", "encoder.trainer.args.max_steps=2", "encoder.trainer.args.per_device_train_batch_size=4", "encoder.trainer.args.bf16=false",
             "encoder.final=fold_ensemble", "parser=null", "detector=null", "entailment=null"]
     metrics = train(compose_cfg("train_contradiction", over), tmp_path / "R")
     assert set(metrics["encoder"]["stages"]) == {"fold0", "fold1", "final"}
@@ -371,8 +371,8 @@ def test_a_decoder_pair_encoder_with_its_embeddings_frozen(tmp_path, monkeypatch
     pairs = _pairs_file(tmp_path / "pairs.jsonl")
     over = [f"data.train_file={pairs}", "selection.files=[]", "alignment=false", "cv.folds=2", "cv.C=[1.0]",
             GEMMA_TINY, "encoder.tokenizer=gemma3_270m", "encoder.freeze_word_embeddings=true", "encoder.context=prompt",
-            f"encoder.train_files=[{pairs}]", "encoder.report_files=[]", "encoder.max_steps=2", "encoder.batch_size=4",
-            "encoder.bf16=false", f"analysis_cache={tmp_path / 'cache'}"]
+            f"encoder.train_files=[{pairs}]", "encoder.report_files=[]", "encoder.trainer.args.max_steps=2", "encoder.trainer.args.per_device_train_batch_size=4",
+            "encoder.trainer.args.bf16=false", f"analysis_cache={tmp_path / 'cache'}"]
     cfg = compose_cfg("train_contradiction", over)
     first, second = build_encoder(cfg.encoder, 0).segments({"prompt": "Merkel", "a": "She won .", "b": "She lost ."})
     assert first == "Merkel\nShe won ." and second == "She lost ."
@@ -388,3 +388,18 @@ def test_a_decoder_pair_encoder_with_its_embeddings_frozen(tmp_path, monkeypatch
     # the flag is part of what a stage was trained with: the same folder without it is refused
     with pytest.raises(ValueError, match="freeze_word_embeddings"):
         tc.train(compose_cfg("train_contradiction", [o for o in over if "freeze" not in o]), tmp_path / "R")
+
+
+def test_stage_settings_keep_the_names_stages_were_saved_with():
+    """encoder.trainer.args (the HF names) are recorded under the names the finished stages hold, and the weight
+    decay, schedule and warmup (once fixed in code) only when they differ from those fixed values: a stage
+    trained before the rename still matches, one trained with another weight decay does not."""
+    from train.contradiction.pair_encoder import stage_settings
+
+    cfg = compose_cfg("train_contradiction", ["+experiment=contradiction_mpnet"])
+    settings = stage_settings(cfg.encoder, [], 13)
+    assert set(settings) == {"model", "random_config", "tokenizer", "context", "context_words", "max_length", "epochs",
+                             "batch_size", "learning_rate", "max_steps", "bf16", "seed", "pairs", "pairs_sha256"}
+    assert (settings["epochs"], settings["batch_size"], settings["learning_rate"]) == (5, 16, 3e-5)
+    other = compose_cfg("train_contradiction", ["+experiment=contradiction_mpnet", "encoder.trainer.args.weight_decay=0.0"])
+    assert stage_settings(other.encoder, [], 13)["weight_decay"] == 0.0

@@ -17,7 +17,7 @@ def _train(tmp_path, pairs, seed: int):
 
     over = [*CKPT, f"seed={seed}", f"data.train_file={pairs}", "selection.files=[]", "cv.folds=2", "cv.C=[1.0]",
             "cv.feature_sets=[encoder_numbers]", TINY, "encoder.tokenizer=minilm", f"encoder.train_files=[{pairs}]",
-            "encoder.report_files=[]", "encoder.max_steps=2", "encoder.batch_size=4", "encoder.bf16=false",
+            "encoder.report_files=[]", "encoder.trainer.args.max_steps=2", "encoder.trainer.args.per_device_train_batch_size=4", "encoder.trainer.args.bf16=false",
             "gate.parsed=[1.0,0.5]", "gate.max_f1_loss=1.0", f"analysis_cache={tmp_path / 'cache'}"]
     train(compose_cfg("train_contradiction", over), tmp_path / f"R{seed}")
     return tmp_path / f"R{seed}" / "contradiction"

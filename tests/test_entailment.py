@@ -199,13 +199,18 @@ def test_every_entailment_config_composes():
 def test_the_package_exports_checkpoint_io_and_the_config_names_the_learning_rate():
     """models.entailment exports checkpoint I/O (the lexical signals stay in models.entailment.features);
     the config names the learning rate as TrainingArguments does."""
+    import dataclasses
+
+    from transformers import TrainingArguments
+
     import models.entailment.io as IO
 
     for name in ("FORMAT_FILE", "save_format", "load_format", "load_scorer", "load_stacked"):
         assert getattr(E, name) is getattr(IO, name)
-    cfg = _compose("train_entailment", ["optim.learning_rate=1e-4"])
-    assert cfg.optim.learning_rate == 1e-4 and cfg.synthetic.optim.learning_rate == 5e-5
-    assert "lr" not in cfg.optim and "lr" not in cfg.synthetic.optim
+    cfg = _compose("train_entailment", ["trainer.args.learning_rate=1e-4"])
+    assert cfg.trainer.args.learning_rate == 1e-4 and cfg.synthetic.trainer.args.learning_rate == 5e-5
+    fields = {f.name for f in dataclasses.fields(TrainingArguments)}  # the HF names, and only those
+    assert set(cfg.trainer.args) <= fields and set(cfg.synthetic.trainer.args) <= fields
 
 
 def test_scorer_configs_build_their_target(tmp_path):
@@ -231,7 +236,7 @@ def test_tiny_cross_encoder_trains_and_scores(tmp_path):
     from train.entailment import train
 
     cfg = _compose("train_entailment", ["classifier=tiny", f"data.train_file={FIXTURE}", "cv.folds=2",
-                                        "optim.max_steps=1", "optim.batch_size=4", "stack.enabled=true"])
+                                        "trainer.args.max_steps=1", "trainer.args.per_device_train_batch_size=4", "stack.enabled=true"])
     metrics = train(cfg, tmp_path)
     for f in ("all_results.json", "metrics.json", "checkpoint/entailment_format.json",
               "stacked/entailment_format.json", "stacked/neural/entailment_format.json"):
@@ -270,7 +275,7 @@ def test_generative_families_train_one_step(tmp_path, clf, extra):
     from train.entailment import train
 
     cfg = _compose("train_entailment", [f"classifier={clf}", f"data.train_file={FIXTURE}", "cv.folds=0",
-                                        "optim.max_steps=1", "optim.batch_size=4", *extra])
+                                        "trainer.args.max_steps=1", "trainer.args.per_device_train_batch_size=4", *extra])
     train(cfg, tmp_path)
     fmt = E.load_format(tmp_path / "checkpoint")
     assert fmt["family"] == cfg.classifier.family and fmt["threshold"] is None  # no CV, no threshold
@@ -394,7 +399,7 @@ def test_a_killed_run_resumes_its_finished_stages_and_ends_the_same(tmp_path):
     from train.entailment import train
     from train.entailment.resume import STAGE_FILE
 
-    over = ["classifier=tiny", f"data.train_file={FIXTURE}", "cv.folds=2", "optim.max_steps=2", "optim.batch_size=4"]
+    over = ["classifier=tiny", f"data.train_file={FIXTURE}", "cv.folds=2", "trainer.args.max_steps=2", "trainer.args.per_device_train_batch_size=4"]
     first = train(_compose("train_entailment", over), tmp_path)
     fold0 = tmp_path / "folds" / "fold-0" / STAGE_FILE
     stamp = fold0.stat().st_mtime_ns
@@ -405,7 +410,7 @@ def test_a_killed_run_resumes_its_finished_stages_and_ends_the_same(tmp_path):
     assert fold0.stat().st_mtime_ns == stamp  # fold 0 was reused, not retrained
     assert again["cv"] == first["cv"] and again["final"] == first["final"]
     with pytest.raises(ValueError, match="another configuration"):
-        train(_compose("train_entailment", over[:-1] + ["optim.batch_size=2"]), tmp_path)
+        train(_compose("train_entailment", over[:-1] + ["trainer.args.per_device_train_batch_size=2"]), tmp_path)
 
 
 def test_a_cv_only_run_gains_its_final_model_in_place(tmp_path):
@@ -415,7 +420,7 @@ def test_a_cv_only_run_gains_its_final_model_in_place(tmp_path):
     from train.entailment.resume import STAGE_FILE
     from train.run_guard import CONFIG_FILE
 
-    over = ["classifier=tiny", f"data.train_file={FIXTURE}", "cv.folds=2", "optim.max_steps=2", "optim.batch_size=4"]
+    over = ["classifier=tiny", f"data.train_file={FIXTURE}", "cv.folds=2", "trainer.args.max_steps=2", "trainer.args.per_device_train_batch_size=4"]
     cv_only = train(_compose("train_entailment", over + ["final.train=false"]), tmp_path)
     assert "final" not in cv_only and not (tmp_path / "checkpoint").exists()
     stamps = {f: (tmp_path / "folds" / f / STAGE_FILE).stat().st_mtime_ns for f in ("fold-0", "fold-1")}
@@ -438,7 +443,7 @@ def test_some_folds_train_in_a_second_process_beside_the_whole_run(tmp_path):
     from train.entailment.resume import STAGE_FILE, stage_lock
     from train.run_guard import RunDirectoryLockedError, run_dir_lock
 
-    over = ["classifier=tiny", f"data.train_file={FIXTURE}", "cv.folds=2", "optim.max_steps=2", "optim.batch_size=4"]
+    over = ["classifier=tiny", f"data.train_file={FIXTURE}", "cv.folds=2", "trainer.args.max_steps=2", "trainer.args.per_device_train_batch_size=4"]
     straight = train(_compose("train_entailment", over), tmp_path / "straight")
     run = tmp_path / "R"
     with run_dir_lock(run):  # the whole run is live in R
@@ -480,7 +485,7 @@ def test_a_stage_killed_midway_resumes_from_its_trainer_checkpoint(tmp_path):
 
     def cmd_for(run):
         return [sys.executable, "-m", "train.entailment", "classifier=tiny", f"data.train_file={FIXTURE}",
-                "cv.folds=0", "optim.max_steps=60", "optim.batch_size=2", "checkpoint_steps=2",
+                "cv.folds=0", "trainer.args.max_steps=60", "trainer.args.per_device_train_batch_size=2", "checkpoint_steps=2",
                 f"hydra.run.dir={run}"]
 
     straight, killed = straight_and_killed_runs(cmd_for, tmp_path, "checkpoint-*", "checkpoint/stage_done.json",
@@ -501,7 +506,7 @@ def test_synthetic_pretraining_stage_saves_a_checkpoint_and_is_reused(tmp_path):
                                       ("where did someone open something?", "in York", 1),
                                       ("when did someone open something?", "on Friday", 0)]])
     over = ["classifier=tiny", f"data.train_file={FIXTURE}", "synthetic.enabled=true", f"synthetic.file={syn}",
-            "synthetic.optim.max_steps=1", "synthetic.optim.batch_size=2", "cv.folds=0", "final.train=false"]
+            "synthetic.trainer.args.max_steps=1", "synthetic.trainer.args.per_device_train_batch_size=2", "cv.folds=0", "final.train=false"]
     run = tmp_path / "run"
     first = train(_compose("train_entailment", over), run)
     assert first["synthetic"]["steps"] == 1 and first["synthetic"]["train_pairs"] == 4

@@ -59,3 +59,9 @@ class SaveFilesCallback(TrainerCallback):
             if ckpt.is_dir():
                 for name, text in self.files.items():
                     (ckpt / name).write_text(text)
+
+
+def warmup_steps(value: float, epoch_steps: float) -> int:
+    """trainer.args.warmup_steps as HF reads it (below 1: that share of the steps), here of the epochs' steps
+    whatever max_steps cuts, as the entailment and pair-encoder trainers always counted it."""
+    return int(value * epoch_steps) if value < 1 else int(value)

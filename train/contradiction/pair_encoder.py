@@ -21,16 +21,22 @@ from train.divergence import StopOnNonFiniteLoss, divergence_callbacks
 from train.run_guard import differences
 from train.runs import resume_checkpoint
 from train.budget_schedule import TimeBudgetCallback
+from train.runs import warmup_steps
 
 log = logging.getLogger(__name__)
 
 SETTINGS_FILE = "stage_settings.json"
 # what a stage's weights depend on; how they score (symmetric, calibrate), where and how long (max_train_minutes,
 # a budget like the parser's) they run are not among them
-TRAINING_KEYS = ("model", "random_config", "tokenizer", "context", "context_words", "max_length", "epochs",
-                 "batch_size", "learning_rate", "max_steps", "bf16")
+TRAINING_KEYS = ("model", "random_config", "tokenizer", "context", "context_words", "max_length")
+# encoder.trainer.args -> the name a stage's settings record it under (the names stages were first saved with)
+RECORDED_ARGS = {"num_train_epochs": "epochs", "per_device_train_batch_size": "batch_size",
+                 "learning_rate": "learning_rate", "max_steps": "max_steps", "bf16": "bf16"}
 OPTIONAL_TRAINING_FLAGS = ("freeze_word_embeddings",)
 
+# args a stage depends on that were fixed in code before they were settings: recorded only when they differ from
+# those values, so that the stages trained before still match
+OPTIONAL_ARGS = {"weight_decay": 0.01, "lr_scheduler_type": "linear", "warmup_steps": 0.1}
 
 def stage_settings(enc: DictConfig, pairs: list[dict], seed: int) -> dict:
     """The settings a stage is trained with: the encoder's training keys, its seed and which pairs (by file
@@ -40,8 +46,11 @@ def stage_settings(enc: DictConfig, pairs: list[dict], seed: int) -> dict:
     ids = "\n".join(f"{Path(p['file']).name}:{p['id']}:{p['label']}" for p in pairs)
     value = lambda v: OmegaConf.to_container(v, resolve=True) if OmegaConf.is_config(v) else v  # noqa: E731
     # recorded only when set, so that the stages trained before the option existed still match
-    optional = {k: True for k in OPTIONAL_TRAINING_FLAGS if enc.get(k)}
-    return {**{k: value(enc.get(k)) for k in TRAINING_KEYS}, **optional, "seed": seed, "pairs": len(pairs),
+    optional = {k: True for k in OPTIONAL_TRAINING_FLAGS if enc[k]}
+    args = enc.trainer.args
+    optional.update({k: value(args[k]) for k, fixed in OPTIONAL_ARGS.items() if args[k] != fixed})
+    return {**{k: value(enc[k]) for k in TRAINING_KEYS}, **{name: value(args[k]) for k, name in RECORDED_ARGS.items()},
+            **optional, "seed": seed, "pairs": len(pairs),
             "pairs_sha256": hashlib.sha256(ids.encode()).hexdigest()}
 
 
@@ -82,7 +91,7 @@ def build_encoder(enc: DictConfig, seed: int) -> PairEncoder:
         # 262k vocabulary), and their dense gradient and AdamW update doubled a training step on one core
         model.get_input_embeddings().requires_grad_(False)
     return PairEncoder(model, tokenizer, context=enc.context, context_words=enc.context_words,
-                       max_length=enc.max_length, batch_size=enc.get("eval_batch_size", 32),
+                       max_length=enc.max_length, batch_size=enc.trainer.args.per_device_eval_batch_size,
                        info={"base_model": str(enc.model)})
 
 
@@ -112,24 +121,26 @@ def train_stage(enc: DictConfig, pairs: list[dict], stage_dir: Path, seed: int, 
     check_stage_settings(stage_dir, settings)
     if (done / CONFIG_FILE).exists():
         log.info("pair encoder stage %s is done: loading it", stage_dir)
-        encoder = PairEncoder.from_pretrained(done, batch_size=enc.get("eval_batch_size", 32), bf16=bool(enc.get("bf16")))
-        encoder.symmetric = bool(enc.get("symmetric", False))  # how it scores is the run's choice, not the stage's
+        encoder = PairEncoder.from_pretrained(done, batch_size=enc.trainer.args.per_device_eval_batch_size,
+                                             bf16=bool(enc.trainer.args.bf16))
+        encoder.symmetric = bool(enc.symmetric)  # how it scores is the run's choice, not the stage's
         return encoder
-    bf16 = usable_bf16(enc.get("bf16"), "encoder.bf16")  # native here, or fp32 (models/precision.py)
+    a = enc.trainer.args
+    bf16 = usable_bf16(a.bf16, "encoder.trainer.args.bf16")  # native here, or fp32 (models/precision.py)
     stage_dir.mkdir(parents=True, exist_ok=True)
     (stage_dir / SETTINGS_FILE).write_text(json.dumps(settings, indent=1))  # before any checkpoint: a resume is checked too
     set_seed(seed)
     encoder = build_encoder(enc, seed)
     ds = _Pairs(encoder, pairs, seed)
-    steps_per_epoch = -(-len(ds) // int(enc.batch_size))
+    steps_per_epoch = -(-len(ds) // int(a.per_device_train_batch_size))
     args = TrainingArguments(
-        output_dir=str(stage_dir / "checkpoints"), per_device_train_batch_size=int(enc.batch_size),
-        learning_rate=float(enc.learning_rate), num_train_epochs=float(enc.epochs),
-        max_steps=int(enc.get("max_steps") or -1), warmup_steps=int(0.1 * steps_per_epoch * float(enc.epochs)),
-        weight_decay=0.01, lr_scheduler_type="linear", logging_steps=int(enc.get("logging_steps", 25)),
-        save_strategy="steps", save_steps=int(enc.get("checkpoint_steps", 100)), save_total_limit=1,
+        output_dir=str(stage_dir / "checkpoints"), per_device_train_batch_size=int(a.per_device_train_batch_size),
+        learning_rate=float(a.learning_rate), num_train_epochs=float(a.num_train_epochs),
+        max_steps=int(a.max_steps or -1), warmup_steps=warmup_steps(a.warmup_steps, steps_per_epoch * float(a.num_train_epochs)),
+        weight_decay=float(a.weight_decay), lr_scheduler_type=str(a.lr_scheduler_type), logging_steps=int(a.logging_steps),
+        save_strategy="steps", save_steps=int(a.save_steps), save_total_limit=1,
         train_sampling_strategy="group_by_length", bf16=bf16, use_cpu=not torch.cuda.is_available(), seed=seed,
-        report_to=[], dataloader_num_workers=0, disable_tqdm=not bool(enc.get("progress", False)),
+        report_to=[], dataloader_num_workers=0, disable_tqdm=not bool(enc.progress),
         remove_unused_columns=False)
 
     class PairTrainer(StopOnNonFiniteLoss, Trainer):

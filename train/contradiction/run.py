@@ -130,7 +130,7 @@ def train(cfg: DictConfig, run_dir: Path) -> dict:
                   "detector": str(cfg.detector) if model.uses_alignment else None,
                   "entailment": str(cfg.entailment) if model.uses_alignment else None,
                   "encoder": {**dict(OmegaConf.to_container(enc, resolve=True)), "final": enc_info.get("stages", {}).get("final")}
-                  if model.uses_encoder else None, "encoder_bf16": bool(enc.get("bf16")) if model.uses_encoder else False,
+                  if model.uses_encoder else None, "encoder_bf16": bool(enc.trainer.args.bf16) if model.uses_encoder else False,
                   "synthetic": {**syn_info, "used": best["synthetic"], "weight": best["synthetic_weight"]} if syn_info else None}
     model.save(run_dir / "contradiction")
     metrics = {"chosen": best, "nested_cv": nested, "grid": grid, "baselines_cv": baselines, "pairs": len(pairs), "scored": len(ok),

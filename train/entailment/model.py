@@ -86,21 +86,23 @@ def fit(cfg: DictConfig, model, tokenizer, triples, out_dir: Path, stage: dict |
     """One HF Trainer run over `triples`, saving a Trainer checkpoint in `out_dir` every
     cfg.checkpoint_steps steps and resuming from the newest complete one there (the parser's rule,
     train.run_guard.last_complete_checkpoint) unless resume=none. The caller saves the model and
-    then removes `out_dir`. `stage`: the optimisation block (cfg.optim, or cfg.synthetic.optim)."""
+    then removes `out_dir`. `stage`: the TrainingArguments block (cfg.trainer.args, or cfg.synthetic.trainer.args)."""
     from transformers import Trainer, TrainingArguments
 
     from models.precision import usable_bf16
+    from train.runs import warmup_steps
 
-    stage = stage or cfg.optim
+    stage = stage or cfg.trainer.args
     every = cfg.checkpoint_steps
     scorer = make_scorer(cfg, model, tokenizer)
     ds = PairDataset(scorer, triples)
     args = TrainingArguments(
-        output_dir=str(out_dir), per_device_train_batch_size=stage.batch_size,
-        gradient_accumulation_steps=stage.get("grad_accum", 1), learning_rate=stage.learning_rate,
-        num_train_epochs=stage.epochs, max_steps=stage.get("max_steps") or -1,
-        warmup_steps=int(stage.get("warmup_ratio", 0.1) * max(1, math.ceil(len(ds) / stage.batch_size) * stage.epochs)),
-        weight_decay=stage.get("weight_decay", 0.01), logging_steps=cfg.logging_steps,
+        output_dir=str(out_dir), per_device_train_batch_size=stage.per_device_train_batch_size,
+        gradient_accumulation_steps=stage.gradient_accumulation_steps, learning_rate=stage.learning_rate,
+        num_train_epochs=stage.num_train_epochs, max_steps=stage.max_steps or -1, lr_scheduler_type=stage.lr_scheduler_type,
+        warmup_steps=warmup_steps(stage.warmup_steps, max(1, math.ceil(len(ds) / stage.per_device_train_batch_size)
+                                                          * stage.num_train_epochs)),
+        weight_decay=stage.weight_decay, logging_steps=cfg.logging_steps,
         save_strategy="steps" if every else "no", save_steps=every or 500, save_total_limit=1,
         report_to=["wandb"] if cfg.logger.enabled else [], use_cpu=cfg.use_cpu, seed=cfg.seed,
         bf16=usable_bf16(cfg.bf16, "bf16"), dataloader_num_workers=0, disable_tqdm=True,

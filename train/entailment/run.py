@@ -125,7 +125,7 @@ def _pretrain_synthetic(cfg: DictConfig, run_dir: Path, init: str) -> dict:
     set_seed(cfg.seed)
     model, tok = build_model(cfg)
     triples = synthetic_triples(cfg, make_scorer(cfg, model, tok))
-    stats = fit(cfg, model, tok, triples, run_dir / "trainer" / "pretrained", cfg.synthetic.optim)
+    stats = fit(cfg, model, tok, triples, run_dir / "trainer" / "pretrained", cfg.synthetic.trainer.args)
     model.save_pretrained(init)
     tok.save_pretrained(init)
     fmt = make_scorer(cfg, model, tok).format_dict()
