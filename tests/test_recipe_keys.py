@@ -1,0 +1,62 @@
+"""A recipe (conf/experiment/*.yaml) names only keys that its root config declares: every shipped recipe
+passes, and a misspelt key is refused naming the file and the key, in a test and at launch."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from hydra import compose, initialize_config_dir
+
+from common.recipe_keys import UndeclaredRecipeKey, check_recipe, schema_of
+from test_configs import CONF, EXPERIMENTS, ROOT, experiment_root
+
+
+def _check(name: str, conf: Path = CONF) -> None:
+    root = experiment_root(name, conf)
+    with initialize_config_dir(config_dir=str(conf), version_base="1.3"):
+        composed = compose(config_name=root, overrides=[f"+experiment={name}"], return_hydra_config=True)
+        schema = schema_of(root, dict(composed.hydra.runtime.choices), compose)
+    check_recipe(conf / "experiment" / f"{name}.yaml", schema, root)
+
+
+@pytest.mark.parametrize("name", EXPERIMENTS)
+def test_recipe_declares_only_known_keys(name):
+    _check(name)
+
+
+def _typo_recipe(folder: Path) -> Path:
+    (folder / "experiment").mkdir(parents=True, exist_ok=True)
+    path = folder / "experiment" / "typo_recipe.yaml"
+    path.write_text("# @package _global_\n# A recipe with a misspelt key: python -m train.predicates +experiment=typo_recipe\n"
+                    "defaults:\n  - override /detector_model: tiny\n"
+                    "data:\n  max_train_sentences: 8\n  max_eval_sentence: 4\n"  # max_eval_sentences, misspelt
+                    "trainer:\n  args:\n    gradient_accumulation_steps: 2\n")  # an HF TrainingArguments field: fine
+    return path
+
+
+def test_a_misspelt_key_is_refused(tmp_path):
+    import shutil
+
+    conf = tmp_path / "conf"
+    shutil.copytree(CONF, conf, ignore=shutil.ignore_patterns("__pycache__"))
+    path = _typo_recipe(conf)
+    with pytest.raises(UndeclaredRecipeKey) as e:
+        _check("typo_recipe", conf)
+    assert str(path) in str(e.value) and "data.max_eval_sentence " in str(e.value)
+    assert "gradient_accumulation_steps" not in str(e.value)
+
+
+def test_a_misspelt_key_stops_the_launch(tmp_path):
+    """The entry point refuses before its task runs (RecipeKeysCallback), naming the file and the key."""
+    extra = tmp_path / "extra_conf"
+    path = _typo_recipe(extra)
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    out = subprocess.run([sys.executable, "-m", "train.predicates", f"--config-dir={extra}", "+experiment=typo_recipe",
+                          f"hydra.run.dir={tmp_path / 'run'}", f"paths.data_dir={tmp_path / 'no_data'}"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode != 0
+    assert str(path) in out.stderr and "data.max_eval_sentence " in out.stderr, out.stderr[-2000:]
+    assert not (tmp_path / "run" / "checkpoints").exists()
