@@ -35,7 +35,7 @@ BIN = Path(sys.executable).parent
 
 COMMON = ["+experiment=tiny", "model.dropout_rate=0", "data.max_train=8", "trainer.args.max_steps=4",
           "trainer.args.eval_steps=4", "trainer.args.learning_rate=1e-3", "logger=none", "hub=none",
-          "resume=none"]
+          "resume=never"]
 SINGLE_BATCH = ["trainer.args.per_device_train_batch_size=4"]
 RANK_BATCH = ["trainer.args.per_device_train_batch_size=2"]
 RUN_TIMEOUT = 420  # a first DeepSpeed run JIT-builds its shared-memory op (about a minute)
@@ -154,7 +154,7 @@ def _one_run_dir_rank0_writes(run: dict, world: int = 2) -> None:
 
 
 SPAN = ["+experiment=span_tiny", "data.max_train=8", "trainer.args.max_steps=4", "trainer.args.eval_steps=4",
-        "trainer.args.learning_rate=1e-3", "logger=none", "hub=none", "resume=none"]
+        "trainer.args.learning_rate=1e-3", "logger=none", "hub=none", "resume=never"]
 
 
 @pytest.fixture(scope="module")

@@ -471,7 +471,7 @@ def test_some_folds_train_in_a_second_process_beside_the_whole_run(tmp_path):
     assert (run / "folds" / "fold-0" / STAGE_FILE).stat().st_mtime_ns > released[0]  # it waited for the lock
     assert (run / "folds" / "fold-1" / STAGE_FILE).stat().st_mtime_ns == stamp  # the part's fold was reused
     assert whole["cv"] == straight["cv"] and whole["final"] == straight["final"]
-    for bad in (["cv.only_folds=[2]"], ["cv.only_folds=[0]", "resume=none"], ["classifier=stacked", "cv.only_folds=[0]"]):
+    for bad in (["cv.only_folds=[2]"], ["cv.only_folds=[0]", "resume=never"], ["classifier=stacked", "cv.only_folds=[0]"]):
         with pytest.raises(ValueError, match="cv.only_folds"):
             train(_compose("train_entailment", over + bad), tmp_path / "bad")
 

@@ -30,16 +30,16 @@ def test_rerun_under_another_config_is_refused_and_says_what_differs(tmp_path):
     msg = str(err.value)
     for line in ("trainer.args.learning_rate: 0.001 -> 0.5", "seed: 42 -> 7", "max_source_length: 64 -> 32"):
         assert line in msg, msg
-    assert "resume=none" in msg
+    assert "resume=never" in msg
     assert (tmp_path / "best" / "model.safetensors").stat().st_mtime_ns == stamp  # nothing was touched
     # the same configuration, with another time budget or logger, still resumes
     run_train(tmp_path, "max_train_minutes=30", "trainer.args.logging_steps=2")
 
 
-def test_resume_none_starts_afresh_and_keeps_the_old_checkpoints_aside(tmp_path):
+def test_resume_never_starts_afresh_and_keeps_the_old_checkpoints_aside(tmp_path):
     run_train(tmp_path)
     old = sorted(p.name for p in (tmp_path / "checkpoints").iterdir())
-    metrics = run_train(tmp_path, "trainer.args.learning_rate=0.01", "resume=none")
+    metrics = run_train(tmp_path, "trainer.args.learning_rate=0.01", "resume=never")
     assert metrics["epoch"] > 0
     aside = list(tmp_path.glob("checkpoints.replaced-*"))
     assert len(aside) == 1 and sorted(p.name for p in aside[0].iterdir()) == old

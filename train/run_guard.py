@@ -4,10 +4,10 @@
   at once instead of "resuming" the first one's half-written checkpoint. The kernel drops the lock
   when the process dies, so a killed run never leaves a stale one behind.
 - The configuration that shapes the result is stored in `run_config.json` at the first start. A
-  rerun with another one stops and says what differs, unless told to start afresh (`resume=none`),
+  rerun with another one stops and says what differs, unless told to start afresh (`resume=never`),
   which moves the old checkpoints aside (nothing is deleted).
-- Checkpoints count only when complete: the HF Trainer writes `trainer_state.json` last, so a
-  checkpoint without a readable one is what a kill during a save leaves behind.
+- Checkpoints count only when complete (train/resume.py decides): the HF Trainer writes
+  `trainer_state.json` last, so a checkpoint without a readable one is what a kill during a save leaves behind.
 """
 from __future__ import annotations
 
@@ -16,17 +16,18 @@ import hashlib
 import json
 import logging
 import os
-import re
 import time
 from contextlib import contextmanager
 from pathlib import Path
 
 from omegaconf import DictConfig, OmegaConf
 
+# which checkpoints count (complete ones) is the resume rule's; imported here for the trainers that read it here
+from train.resume import is_complete, last_complete_checkpoint, parse_resume  # noqa: F401
+
 log = logging.getLogger(__name__)
 
 CONFIG_FILE = "run_config.json"
-CHECKPOINT_RE = re.compile(r"^checkpoint-(\d+)$")
 
 
 class RunDirectoryLockedError(RuntimeError):
@@ -135,7 +136,7 @@ def check_stored_config(cfg: DictConfig, run_dir: Path, trainer: str, volatile: 
             raise ConfigMismatchError(
                 f"{run_dir} holds a {stored.get('trainer', 'training')} run of another configuration, so it is not "
                 "resumed. What differs (stored -> now):\n  " + "\n  ".join(diff) +
-                "\nUse another hydra.run.dir, or resume=none to start afresh here (old checkpoints are kept aside).")
+                "\nUse another hydra.run.dir, or resume=never to start afresh here (old checkpoints are kept aside).")
         log.warning("starting afresh in %s under another configuration:\n  %s", run_dir, "\n  ".join(diff))
         replaced = True
     if os.environ.get("RANK", "0") == "0":
@@ -157,37 +158,14 @@ def move_aside(folder: Path) -> Path | None:
     return target
 
 
-def is_complete(checkpoint: Path) -> bool:
-    """The Trainer writes trainer_state.json after the weights, optimizer and RNG state."""
-    try:
-        json.loads((checkpoint / "trainer_state.json").read_text())
-        return True
-    except (OSError, ValueError):
-        return False
-
-
-def last_complete_checkpoint(output_dir: Path) -> str | None:
-    """The newest complete checkpoint-N in `output_dir`; a warning for each newer incomplete one."""
-    if not output_dir.is_dir():
-        return None
-    found = sorted(((int(m.group(1)), p) for p in output_dir.iterdir()
-                    if p.is_dir() and (m := CHECKPOINT_RE.match(p.name))), reverse=True)
-    for _, path in found:
-        if is_complete(path):
-            return str(path)
-        log.warning("%s is incomplete (no readable trainer_state.json: the run was stopped while saving it); "
-                    "looking for an earlier one", path)
-    return None
-
-
 @contextmanager
 def claim_run_dir(cfg: DictConfig, run_dir: Path, trainer: str, volatile: tuple[str, ...],
                   checkpoints: str | None = "checkpoints", part: str | None = None):
-    """Lock `run_dir`, check its stored configuration, and on a fresh start (`resume=none`) move an
+    """Lock `run_dir`, check its stored configuration, and on a fresh start (`resume=never`) move an
     earlier run's checkpoint folder aside. Everything a trainer does with the directory goes inside.
     `part`: this run trains only some of the directory's stages, each under its own lock (run_dir_lock)."""
     with run_dir_lock(run_dir, part):
-        fresh = cfg.resume in (None, False, "none")
+        fresh = parse_resume(cfg.resume).fresh
         check_stored_config(cfg, run_dir, trainer, volatile, fresh)
         if fresh and checkpoints and (run_dir / checkpoints).is_dir() and any((run_dir / checkpoints).iterdir()):
             move_aside(run_dir / checkpoints)

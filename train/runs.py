@@ -1,5 +1,5 @@
-"""What every trainer shares about its run directory: where it is, and the one resume rule
-(an explicit checkpoint path, else the newest complete checkpoint in <run dir>/checkpoints).
+"""What every trainer shares about its run directory: where it is, and the one resume rule (train/resume.py:
+resume=PATH, that checkpoint; auto, the newest complete checkpoint in <run dir>/checkpoints; never, none).
 The directory's lock and configuration check are train/run_guard.py; SaveFilesCallback writes into each checkpoint."""
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 from omegaconf import DictConfig
 from transformers import TrainerCallback
 
-from train.run_guard import last_complete_checkpoint
+from train.resume import check_checkpoint_of, last_complete_checkpoint, parse_resume
 
 log = logging.getLogger(__name__)
 
@@ -23,15 +23,15 @@ def run_dir_of(cfg: DictConfig) -> Path:
     return Path(cfg.run_dir or "outputs/parser")
 
 
-def resume_checkpoint(cfg: DictConfig, output_dir: Path) -> str | None:
-    """One rule: an explicit checkpoint path, else the newest complete checkpoint in the run dir."""
-    resume = cfg.resume
-    if resume in (None, False, "none"):
+def resume_checkpoint(cfg: DictConfig, output_dir: Path, model) -> str | None:
+    """The checkpoint a one-model trainer resumes `model` from (train/resume.py): resume=PATH, once checked to be
+    a complete checkpoint of `model`; auto, the newest complete one in the run dir; never, none."""
+    resume = parse_resume(cfg.resume)
+    if resume.mode == "never":
         return None
-    if resume != "auto":
-        if not Path(resume).is_dir():
-            raise FileNotFoundError(f"resume={resume}: no such checkpoint folder")
-        return str(resume)
+    if resume.mode == "path":
+        check_checkpoint_of(resume.path, model)
+        return str(resume.path)
     return last_complete_checkpoint(Path(output_dir))
 
 
@@ -39,7 +39,7 @@ def train_then_evaluate(trainer, cfg: DictConfig) -> tuple[dict, dict]:
     """Train from the resume point (the one rule above), then evaluate once more: with
     load_best_model_at_end the best checkpoint's weights are loaded, so this is its dev evaluation.
     Returns (training metrics, evaluation metrics)."""
-    checkpoint = resume_checkpoint(cfg, Path(trainer.args.output_dir))
+    checkpoint = resume_checkpoint(cfg, Path(trainer.args.output_dir), trainer.model)
     if checkpoint:
         log.info("resuming from %s", checkpoint)
     train_result = trainer.train(resume_from_checkpoint=checkpoint)

@@ -19,7 +19,8 @@ from models.contradiction.pair_encoder import CONFIG_FILE, PairEncoder
 from models.precision import usable_bf16
 from train.divergence import StopOnNonFiniteLoss, divergence_callbacks
 from train.run_guard import differences
-from train.runs import resume_checkpoint
+from train.resume import begin_stage, parse_resume
+from train.run_guard import move_aside
 from train.budget_schedule import TimeBudgetCallback
 from train.runs import warmup_steps
 
@@ -33,10 +34,10 @@ TRAINING_KEYS = ("model", "random_config", "tokenizer", "context", "context_word
 RECORDED_ARGS = {"num_train_epochs": "epochs", "per_device_train_batch_size": "batch_size",
                  "learning_rate": "learning_rate", "max_steps": "max_steps", "bf16": "bf16"}
 OPTIONAL_TRAINING_FLAGS = ("freeze_word_embeddings",)
-
 # args a stage depends on that were fixed in code before they were settings: recorded only when they differ from
 # those values, so that the stages trained before still match
 OPTIONAL_ARGS = {"weight_decay": 0.01, "lr_scheduler_type": "linear", "warmup_steps": 0.1}
+
 
 def stage_settings(enc: DictConfig, pairs: list[dict], seed: int) -> dict:
     """The settings a stage is trained with: the encoder's training keys, its seed and which pairs (by file
@@ -112,10 +113,14 @@ class _Pairs:
 
 
 def train_stage(enc: DictConfig, pairs: list[dict], stage_dir: Path, seed: int, cfg: DictConfig) -> PairEncoder:
-    """Train (or resume, or reload a finished) stage; returns the encoder, ready to score."""
+    """Train (or resume, or reload a finished) stage; returns the encoder, ready to score. resume=never trains it
+    afresh, the earlier folder moved aside (a stage of encoder.stages_from, another run's, is only ever reloaded)."""
     import torch
     from transformers import DataCollatorWithPadding, Trainer, TrainingArguments, set_seed
 
+    resume = parse_resume(cfg.resume)
+    if resume.fresh and not enc.stages_from and stage_dir.is_dir():
+        move_aside(stage_dir)
     done = stage_dir / "model"
     settings = stage_settings(enc, pairs, seed)
     check_stage_settings(stage_dir, settings)
@@ -151,9 +156,7 @@ def train_stage(enc: DictConfig, pairs: list[dict], stage_dir: Path, seed: int, 
         callbacks.append(TimeBudgetCallback(float(enc.max_train_minutes)))
     trainer = PairTrainer(model=encoder.model, args=args, train_dataset=ds, callbacks=callbacks,
                           data_collator=DataCollatorWithPadding(encoder.tokenizer))
-    checkpoint = resume_checkpoint(cfg, Path(args.output_dir))
-    if checkpoint:
-        log.info("resuming the pair encoder from %s", checkpoint)
+    checkpoint = begin_stage(Path(args.output_dir), resume, f"the pair encoder stage {stage_dir.name}")
     result = trainer.train(resume_from_checkpoint=checkpoint)
     encoder.model = trainer.accelerator.unwrap_model(trainer.model, keep_fp32_wrapper=False)
     encoder.info.update(train_pairs=len(ds), contradictions=sum(p["label"] for p in pairs),

@@ -50,11 +50,13 @@ from train.contradiction.inputs import analysed, read_labelled, read_synthetic
 from train.contradiction.pairs import SelectionPairs
 from train.contradiction.publish import publish
 from train.contradiction.threshold import check_human, choose_threshold
+from train.resume import parse_resume, refuse_path_for_stages
 
 log = logging.getLogger(__name__)
 
 
 def train(cfg: DictConfig, run_dir: Path) -> dict:
+    refuse_path_for_stages(parse_resume(cfg.resume), "train.contradiction", "R/encoder/<stage>/checkpoints")
     validation = read_labelled(cfg.data.train_file, cfg.data.limit)
     sel_files = list(cfg.selection.files or [])
     pairs = validation + [p for f in sel_files for p in read_labelled(f, cfg.data.limit)]

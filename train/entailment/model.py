@@ -12,7 +12,7 @@ from omegaconf import DictConfig, OmegaConf
 from models import entailment as E
 from models.model_paths import resolve_model_path
 from train.entailment.data import PairDataset, collate_fn
-from train.run_guard import last_complete_checkpoint
+from train.resume import begin_stage, parse_resume
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +85,7 @@ def neural_scores(cfg, model, tokenizer, examples) -> list[float]:
 def fit(cfg: DictConfig, model, tokenizer, triples, out_dir: Path, stage: dict | None = None):
     """One HF Trainer run over `triples`, saving a Trainer checkpoint in `out_dir` every
     cfg.checkpoint_steps steps and resuming from the newest complete one there (the parser's rule,
-    train.run_guard.last_complete_checkpoint) unless resume=none. The caller saves the model and
+    train/resume.py's begin_stage: an unfinished stage without one is refused). The caller saves the model and
     then removes `out_dir`. `stage`: the TrainingArguments block (cfg.trainer.args, or cfg.synthetic.trainer.args)."""
     from transformers import Trainer, TrainingArguments
 
@@ -109,9 +109,7 @@ def fit(cfg: DictConfig, model, tokenizer, triples, out_dir: Path, stage: dict |
         remove_unused_columns=False,
     )
     trainer = Trainer(model=model, args=args, train_dataset=ds, data_collator=collate_fn(tokenizer, cfg.classifier.family))
-    resume = last_complete_checkpoint(Path(out_dir)) if cfg.resume == "auto" else None
-    if resume:
-        log.info("resuming from %s", resume)
+    resume = begin_stage(Path(out_dir), parse_resume(cfg.resume), f"the training stage {Path(out_dir).name}")
     result = trainer.train(resume_from_checkpoint=resume)
     model.eval()
     return {"train_loss": float(result.training_loss), "train_pairs": len(ds), "steps": int(result.global_step)}

@@ -4,7 +4,8 @@ One resume rule: the same command in the same run dir reuses every stage an earl
 finished (synthetic pre-training, each CV fold, the final model). A stage counts as finished only
 once its marker file is written, after everything else of it; each stage seeds itself, so a
 resumed run equals an uninterrupted one. A run dir holds the stages of one configuration only:
-train/run_guard.py locks it and refuses another configuration (resume=none starts afresh).
+train/run_guard.py locks it and refuses another configuration (resume=never starts afresh). What the
+`resume` setting means is train/resume.py's, as for every trainer.
 """
 from __future__ import annotations
 
@@ -56,11 +57,11 @@ def mark_done(folder: Path, info: dict) -> dict:
 
 
 def forget_stages(run_dir: Path) -> int:
-    """Start afresh (resume=none): drop every stage marker, so each stage runs again and overwrites
+    """Start afresh (resume=never): drop every stage marker, so each stage runs again and overwrites
     its folder. Returns how many finished stages were dropped."""
     markers = list(Path(run_dir).rglob(STAGE_FILE))
     for m in markers:
         m.unlink()
     if markers:
-        log.warning("resume=none: %d finished stages in %s will run again", len(markers), run_dir)
+        log.warning("resume=never: %d finished stages in %s will run again", len(markers), run_dir)
     return len(markers)

@@ -50,6 +50,7 @@ from models.model_paths import resolve_model_path
 from train.entailment.data import dev_triples, group_folds, synthetic_triples
 from train.entailment.model import build_model, fit, load_tokenizer, make_scorer, neural_scores
 from train.entailment.resume import VOLATILE_KEYS, forget_stages, mark_done, stage_done, stage_lock
+from train.resume import parse_resume, refuse_path_for_stages
 from train.run_guard import claim_run_dir
 from train.entailment.stacker import fit_stacker, load_neural_run
 from common.tracking import init_wandb
@@ -63,6 +64,7 @@ log = logging.getLogger(__name__)
 def check_config(cfg: DictConfig) -> None:
     """Fail before any training on an unknown family, an unloadable model or missing data."""
     fam = cfg.classifier.family
+    refuse_path_for_stages(parse_resume(cfg.resume), "train.entailment", "RUN/trainer/<stage>")
     if fam not in E.FAMILIES + ("stacked",):
         raise ValueError(f"unknown classifier family {fam!r}; expected one of {E.FAMILIES + ('stacked',)}")
     train_file = Path(hydra.utils.to_absolute_path(cfg.data.train_file))
@@ -83,7 +85,7 @@ def check_config(cfg: DictConfig) -> None:
     only = only_folds(cfg)
     if only is not None:
         bad = [i for i in only if not 0 <= i < (cfg.cv.folds or 0)]
-        if fam == "stacked" or bad or cfg.resume in (None, False, "none"):
+        if fam == "stacked" or bad or parse_resume(cfg.resume).mode != "auto":
             raise ValueError(f"cv.only_folds={only}: trains some CV folds of a neural classifier beside the run of "
                              f"every fold in the same run dir; needs indices in 0..{(cfg.cv.folds or 0) - 1} "
                              f"(cv.folds={cfg.cv.folds}), a neural family (not {fam!r}) and resume=auto"
@@ -304,7 +306,7 @@ def train(cfg: DictConfig, run_dir: str | Path | None = None) -> dict:
     run_dir = Path(run_dir or cfg.output_dir or ".")
     part = None if only_folds(cfg) is None else "folds-" + "-".join(map(str, only_folds(cfg)))
     with claim_run_dir(cfg, run_dir, "train.entailment", VOLATILE_KEYS, checkpoints=None, part=part):
-        if cfg.resume in (None, False, "none"):
+        if parse_resume(cfg.resume).fresh:
             forget_stages(run_dir)
             shutil.rmtree(run_dir / "trainer", ignore_errors=True)  # and a killed stage's checkpoints
         return _train(cfg, run_dir)

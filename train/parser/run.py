@@ -54,7 +54,7 @@ VOLATILE_KEYS = ("paths", "logger", "hub", "run_dir", "run_name", "resume", "max
 
 
 def train(cfg: DictConfig) -> dict:
-    """Check the config, claim the run directory (lock, same configuration or resume=none), train."""
+    """Check the config, claim the run directory (lock, same configuration or resume=never), train."""
     fmt = check_config(cfg)
     run_dir = run_dir_of(cfg)
     with claim_run_dir(cfg, run_dir, "train.parser", VOLATILE_KEYS):

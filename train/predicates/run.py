@@ -12,7 +12,7 @@ F1 on dev = QA-SRL GS dev verbs + QANom detector dev (train/predicates/scores.py
 + QANom detector test.
 
 The run dir gets checkpoints/ (the Trainer's, one per evaluation: the same command resumes from
-the last one; `resume=PATH` names one, `resume=none` starts afresh), checkpoint/ (model, tokenizer,
+the last one; `resume=PATH` names one, `resume=never` starts afresh), checkpoint/ (model, tokenizer,
 predicate_detector.json with the thresholds, verb_forms.json: PredicateDetector.from_pretrained
 loads it) and metrics.json (= all_results.json).
 """
@@ -69,8 +69,8 @@ def _train(cfg: DictConfig, run_dir: Path) -> dict:
     run_dir.mkdir(parents=True, exist_ok=True)
     set_seed(int(cfg.seed))
     args = training_arguments(cfg, run_dir)
-    checkpoint = resume_checkpoint(cfg, Path(args.output_dir))  # the parser's rule; a bad resume=PATH fails here
     model, tokenizer = build_model(cfg)
+    checkpoint = resume_checkpoint(cfg, Path(args.output_dir), model)  # the parser's rule; a bad resume=PATH fails here
     c = cfg.detector_model
     train_ds = encode_training(data["train"], tokenizer, int(c.max_length), int(c.window_overlap))
     dev_ds = encode_training(data["dev"], tokenizer, int(c.max_length), int(c.window_overlap))
