@@ -2,6 +2,8 @@
 QASem QAs; docs/self_contradiction.md):
 
     python -m evaluation.self_contradiction generator=gemma3_270m topics=FILE release=DIR hydra.run.dir=D
+    python -m evaluation.self_contradiction generator=qwen2_5_coder_0_5b_instruct topics=FILE release=DIR \
+        mitigation=revise hydra.run.dir=D
     python -m evaluation.self_contradiction generator=none texts=FILE.jsonl release=DIR mitigation=delete hydra.run.dir=D
     python -m evaluation.self_contradiction generator=openai generator.base_url=URL generator.model=NAME \
         prompts=FILE release=DIR mitigation=revise hydra.run.dir=D
@@ -97,11 +99,13 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
     if not has_generator and cfg.mitigation == "revise":
         raise DataFormatError("mitigation=revise needs a generator (generator=gemma3_270m or generator=openai)")
     paths = model_paths(cfg.release, {k: cfg[k] for k in ("parser", "detector", "entailment", "contradiction")})
+    generator = build_generator(cfg)
+    # a chat model is asked with ChatProtect's prompts (conf/chat_prompts/), a base model with the cloze
+    chat_prompts = hydra.utils.instantiate(cfg.chat_prompts) if getattr(generator, "chat", False) else None
     settings = LoopSettings(mitigation=str(cfg.mitigation), within=bool(cfg.within),
-                            trigger=TriggerSettings(str(cfg.trigger.qas), str(cfg.trigger.template)),
+                            trigger=TriggerSettings(str(cfg.trigger.qas), str(cfg.trigger.template), chat_prompts),
                             rounds=int(cfg.revise.rounds), trigger_sampling=sampling_of(cfg.trigger.sampling),
                             revise_sampling=sampling_of(cfg.revise.sampling), perplexity=bool(cfg.perplexity))
-    generator = build_generator(cfg)
     run_dir.mkdir(parents=True, exist_ok=True)
 
     generations, steps = [], {}

@@ -142,3 +142,46 @@ def test_bad_input_stops_before_any_model_loads(tmp_path):
     ok.write_text('{"id": "a", "text": "fine"}\n')
     out = _cli([f"texts={ok}", "mitigation=revise"], tmp_path / "D3")
     assert out.returncode == 1 and "needs a generator" in out.stdout + out.stderr
+
+
+def test_the_loop_with_a_chat_model_uses_chatprotects_prompts(release, tmp_path):
+    """SmolLM2-135M-Instruct in process (its wheel built once: scripts/setup.sh), asked with
+    conf/chat_prompts/chatprotect.yaml. Threshold 0 flags every scored pair, so each one is revised and, still
+    flagged after its round, dropped: counted as a deletion, none as a revision."""
+    from evaluation.self_contradiction import run
+
+    topics = tmp_path / "topics.txt"
+    topics.write_text("Ada Lovelace\n")
+    cfg = compose_cfg("eval_self_contradiction", [
+        "generator=smollm2_135m_instruct", f"generator.cache_dir={tmp_path / 'cache'}", "generator.max_new_tokens=40",
+        f"topics={topics}", f"release={release}", "mitigation=revise", "threshold=0.0", "revise.rounds=1",
+        "trigger.sampling.max_new_tokens=24", "revise.sampling.max_new_tokens=24"])
+    m = run(cfg, tmp_path / "D")
+    _check_outputs(tmp_path / "D", 1)
+    assert m["generator"] == "local:smollm2_135m_instruct" and m["generator_is_chat"] is True
+    gens = [json.loads(x) for x in (tmp_path / "D" / "generations.jsonl").read_text().splitlines()]
+    triggers = [g for g in gens if g["kind"] == "trigger"]
+    assert triggers, "no sentence had a QA to withhold"
+    first = triggers[0]["request"]  # system, three demonstrations (user, assistant), then the request
+    assert [x["role"] for x in first] == ["system"] + ["user", "assistant"] * 3 + ["user"]
+    assert "Subject;Predicate;Object triple" in first[-1]["content"] and "Ada Lovelace" in first[-1]["content"]
+    assert m["generator_usage"]["new_tokens"] > 0 and m["generator_usage"]["tokens_per_second"] > 0
+    if m["self_contradictory_sentences"]:
+        assert m["removed_by_revision"] == 0.0 and m["removed_by_deletion"] == m["mitigation_removed"] == 1.0
+        assert m["sentences_dropped"] == m["self_contradictory_sentences"]
+
+
+def test_a_chat_model_without_a_chat_template_is_refused_by_name(tmp_path):
+    import shutil
+
+    from models.generate.local import LocalGenerator
+    from models.model_paths import resolve_model_path
+
+    folder = tmp_path / "no-template"
+    shutil.copytree(resolve_model_path("smollm2_135m_instruct"), folder)
+    (folder / "chat_template.jinja").unlink()
+    config = json.loads((folder / "tokenizer_config.json").read_text())
+    config.pop("chat_template", None)
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    with pytest.raises(ValueError, match=f"{folder}: chat=true but its tokenizer has no chat template.*gen_sentence or revise"):
+        LocalGenerator(str(folder), chat=True)

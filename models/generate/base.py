@@ -2,7 +2,8 @@
 (an item that fails never stops the others), `chat` (instruction prompts, else a plain completion), and
 `log_likelihood(texts)` when the model exposes token log-probabilities (fluency), else None per text.
 
-A prompt is a string: a base model continues it; a chat model gets it as the user's message.
+A prompt is a string: a base model continues it; a chat model gets it as the user's message. A chat model
+also takes a list of messages ({"role", "content"}: a system prompt, demonstrations, the request).
 """
 from __future__ import annotations
 
@@ -36,6 +37,14 @@ class Generator:
     name: str = "generator"
     chat: bool = False
     settings: SamplingSettings = SamplingSettings()
+    usage: dict  # {"requests", "new_tokens", "seconds", "tokens_per_second"} of the answers not taken from the cache
+
+    def count(self, new_tokens: int, seconds: float) -> None:
+        u = self.__dict__.setdefault("usage", {"requests": 0, "new_tokens": 0, "seconds": 0.0, "tokens_per_second": None})
+        u["requests"] += 1
+        u["new_tokens"] += int(new_tokens)
+        u["seconds"] = round(u["seconds"] + seconds, 3)
+        u["tokens_per_second"] = round(u["new_tokens"] / u["seconds"], 3) if u["seconds"] > 0 else None
 
     def generate(self, prompts: list[str], settings: SamplingSettings | None = None) -> list[Generation]:
         """One Generation per prompt, in order; `settings` replaces the generator's own for this call."""

@@ -8,6 +8,7 @@ prompt and settings give the same text in any order or batch.
 from __future__ import annotations
 
 import logging
+import time
 from pathlib import Path
 
 from models.generate.base import Generation, Generator, cut_at_stop, sampling
@@ -40,16 +41,20 @@ class LocalGenerator(Generator):
         has_template = bool(getattr(self.tokenizer, "chat_template", None))
         self.chat = has_template if chat is None else bool(chat)
         if self.chat and not has_template:
-            raise ValueError(f"{model}: chat=true but its tokenizer has no chat template (a base model)")
+            raise ValueError(f"{model}: chat=true but its tokenizer has no chat template (a base model): it cannot be "
+                             "asked for gen_sentence or revise as a chat model")
         self.name = f"local:{name}"
         self.settings = sampling(**settings)
         self.cache = ResponseCache(cache_dir)
 
     def _input_ids(self, prompt: str):
         if self.chat:
-            return self.tokenizer.apply_chat_template([{"role": "user", "content": prompt}],
+            messages = prompt if isinstance(prompt, list) else [{"role": "user", "content": prompt}]
+            return self.tokenizer.apply_chat_template(messages,
                                                       add_generation_prompt=True, return_tensors="pt",
                                                       return_dict=True)["input_ids"]
+        if isinstance(prompt, list):
+            raise ValueError(f"{self.name} is a base model (no chat template): it takes a string prompt, not messages")
         return self.tokenizer(prompt, return_tensors="pt")["input_ids"]
 
     def complete(self, prompt: str, settings=None) -> str:
@@ -65,8 +70,10 @@ class LocalGenerator(Generator):
             torch.manual_seed(s.seed)
         else:
             kwargs.update(temperature=None, top_p=None, top_k=None)
+        t0 = time.perf_counter()
         with torch.no_grad():
             out = self.lm.generate(ids, attention_mask=torch.ones_like(ids), **kwargs)
+        self.count(out.shape[1] - ids.shape[1], time.perf_counter() - t0)
         return cut_at_stop(self.tokenizer.decode(out[0, ids.shape[1]:], skip_special_tokens=True), s.stop)
 
     def generate(self, prompts: list[str], settings=None) -> list[Generation]:

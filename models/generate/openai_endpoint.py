@@ -84,9 +84,14 @@ class OpenAIGenerator(Generator):
     def _complete(self, prompt: str, s) -> str:
         payload = {"model": self.model, "max_tokens": s.max_new_tokens, "temperature": s.temperature,
                    "top_p": s.top_p, "seed": s.seed, **({"stop": list(s.stop)} if s.stop else {})}
+        t0 = time.perf_counter()
         if self.chat:
-            body = self._post("/chat/completions", {**payload, "messages": [{"role": "user", "content": prompt}]})
+            messages = prompt if isinstance(prompt, list) else [{"role": "user", "content": prompt}]
+            body = self._post("/chat/completions", {**payload, "messages": messages})
             get = lambda c: c["message"]["content"]  # noqa: E731
+        elif isinstance(prompt, list):
+            raise EndpointError(f"{self.model} is used as a base model (chat=false): it takes a string prompt, "
+                                "not messages", retry=False)
         else:
             body = self._post("/completions", {**payload, "prompt": prompt})
             get = lambda c: c["text"]  # noqa: E731
@@ -96,6 +101,8 @@ class OpenAIGenerator(Generator):
             raise EndpointError(f"malformed answer (no choices[0] text): {str(body)[:120]!r}", retry=True)
         if not isinstance(text, str):
             raise EndpointError(f"malformed answer: the text is {type(text).__name__}", retry=True)
+        # the server's count of new tokens; time includes the wait for the server (concurrent requests overlap)
+        self.count((body.get("usage") or {}).get("completion_tokens") or 0, time.perf_counter() - t0)
         return cut_at_stop(text, s.stop)
 
     def _one(self, prompt: str, settings) -> Generation:

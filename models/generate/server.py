@@ -30,7 +30,7 @@ def create_app(generator):
                         top_p=body.get("top_p") or 1.0, seed=body.get("seed") or 0,
                         stop=(stop,) if isinstance(stop, str) else stop)
 
-    def run(prompt: str, body: dict) -> str:
+    def run(prompt, body: dict) -> str:  # a string, or chat messages
         with lock:
             return generator.complete(prompt, settings_of(body))
 
@@ -72,10 +72,10 @@ def create_app(generator):
         if not generator.chat:
             raise HTTPException(400, f"{model_id} is a base model without a chat template: use /v1/completions")
         messages = body.get("messages") or []
-        user = [m.get("content") for m in messages if isinstance(m, dict) and m.get("role") == "user"]
-        if not user or not isinstance(user[-1], str):
-            raise HTTPException(400, "messages must hold a user message with string content")
-        text = run(user[-1], body)
+        if not all(isinstance(m, dict) and isinstance(m.get("content"), str) and m.get("role") in
+                   ("system", "user", "assistant") for m in messages) or not any(m["role"] == "user" for m in messages):
+            raise HTTPException(400, "messages must be {role: system|user|assistant, content: string} with a user message")
+        text = run([{"role": m["role"], "content": m["content"]} for m in messages], body)
         return {"id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion", "created": int(time.time()),
                 "model": model_id,
                 "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}]}

@@ -146,7 +146,7 @@ def self_contradiction_loop(rows: list[dict], scorer, detector, parser, generato
         if generator is None:
             raise ValueError("mitigation=revise needs a generator (generator=gemma3_270m or generator=openai)")
         fixes, revise_counts = revise_fixes(flagged, {t.id: t for t in texts}, scorer, generator, detector, parser,
-                                            settings.rounds, settings.revise_sampling)
+                                            settings.rounds, settings.revise_sampling, settings.trigger.chat_prompts)
     timer.step("mitigate", len(flagged), t0)
 
     t0 = time.perf_counter()
@@ -165,14 +165,17 @@ def self_contradiction_loop(rows: list[dict], scorer, detector, parser, generato
         judged = {i for (tid, i) in flagged if tid == t.id}
         total, kept = informativeness(t, after_qas, conflicting)
         removed = sum(1 for f in fx if f.revised is None or (t.id, f.index) not in still)
+        by_deletion = sum(1 for f in fx if f.revised is None)
         per_text.append({"id": t.id, "sentences": len(t.sentences), "self_contradictory": len(judged),
-                         "removed": removed if fx else 0, "qas_nonconflicting": total, "qas_kept": kept,
+                         "removed": removed if fx else 0, "removed_by_deletion": by_deletion,
+                         "removed_by_revision": removed - by_deletion if fx else 0,
+                         "qas_nonconflicting": total, "qas_kept": kept,
                          "dropped": sum(f.action == "dropped" for f in fx), "edited": sum(f.action == "edited" for f in fx),
                          "revised": sum(f.action == "revised" for f in fx),
                          "self_contradiction_rate": ratio(len(judged), len(t.sentences)),
                          "informativeness_kept": ratio(kept, total)})
 
-    ppl = (None, None)
+    ppl, sentence_ppl = (None, None), None
     if generator is not None and settings.perplexity:
         t0 = time.perf_counter()
         # both sides as the loop's sentences joined, so that only mitigation differs between them
@@ -181,7 +184,12 @@ def self_contradiction_loop(rows: list[dict], scorer, detector, parser, generato
         changed = [k for k, r in enumerate(revised) if r.text != originals[k]]
         after_ll = dict(zip(changed, log_likelihoods(generator, [revised[k].text for k in changed])))
         ppl = (perplexity(before), perplexity([after_ll.get(k, v) for k, v in enumerate(before)]))
-        timer.step("perplexity", len(texts) + len(changed), t0)
+        # the changed sentences alone, before and after: is a revision as fluent as what it replaced?
+        kept = [f for f in fixes if f.revised is not None]
+        pairs_ll = log_likelihoods(generator, [detokenize(f.original) for f in kept] + [detokenize(f.revised) for f in kept])
+        sentence_ppl = {"sentences": len(kept), "original": perplexity(pairs_ll[:len(kept)]),
+                        "revised": perplexity(pairs_ll[len(kept):])}
+        timer.step("perplexity", len(texts) + len(changed) + 2 * len(kept), t0)
 
     metrics = run_measures(per_text, *ppl)
     metrics.update({
@@ -195,10 +203,12 @@ def self_contradiction_loop(rows: list[dict], scorer, detector, parser, generato
         "alternatives_refused_total": sum((trig_counts or {}).get("refused", {}).values()),
         "revisions_refused": revise_counts.get("refused", {}),
         "redetect": {"pairs": len(after), "still_flagged_sentences": len(still), "alternatives": after_counts or None},
+        "perplexity_changed_sentences": sentence_ppl,
+        "generator_usage": getattr(generator, "usage", None),
         "steps": timer.steps,
     })
     if settings.mitigation == "none":
-        metrics["mitigation_removed"] = None
+        metrics.update(mitigation_removed=None, removed_by_revision=None, removed_by_deletion=None)
     return {"texts": texts, "revised": revised, "pairs": pairs, "requests": requests, "fixes": fixes,
             "after": after, "per_text": per_text, "metrics": metrics}
 

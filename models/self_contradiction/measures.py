@@ -1,7 +1,9 @@
 """The loop's measures, per text and per run (fractions in [0, 1], None when there is nothing to divide):
 - self_contradiction_rate: sentences judged in at least one detected self-contradiction / sentences;
 - mitigation_removed: of those sentences, the share dropped, or changed and no longer detected when their pairs
-  are detected again on the revised text;
+  are detected again on the revised text; removed_by_deletion (dropped, a revision still conflicting after its
+  rounds included) and removed_by_revision (changed, by the model or by removing the conflicting modifier, and no
+  longer detected) split it, both as shares of the same detected sentences;
 - informativeness_kept: the text's QAs that were not in conflict and survive in the revised text, matched by
   predicate, role and answer (a dropped sentence keeps none);
 - perplexity of the original and revised texts under the generator, when it gives log-probabilities."""
@@ -46,12 +48,15 @@ def perplexity(values) -> float | None:
 
 def run_measures(per_text: list[dict], ppl_original=None, ppl_revised=None) -> dict:
     """The run's figures from the per-text counts (see loop.text_measures)."""
-    tot = {k: sum(t[k] for t in per_text) for k in ("sentences", "self_contradictory", "removed", "qas_nonconflicting",
-                                                      "qas_kept", "dropped", "edited", "revised")}
+    tot = {k: sum(t[k] for t in per_text) for k in ("sentences", "self_contradictory", "removed", "removed_by_deletion",
+                                                      "removed_by_revision", "qas_nonconflicting", "qas_kept", "dropped",
+                                                      "edited", "revised")}
     return {"texts": len(per_text), "sentences": tot["sentences"],
             "self_contradictory_sentences": tot["self_contradictory"],
             "self_contradiction_rate": ratio(tot["self_contradictory"], tot["sentences"]),
             "mitigation_removed": ratio(tot["removed"], tot["self_contradictory"]),
+            "removed_by_revision": ratio(tot["removed_by_revision"], tot["self_contradictory"]),
+            "removed_by_deletion": ratio(tot["removed_by_deletion"], tot["self_contradictory"]),
             "informativeness_kept": ratio(tot["qas_kept"], tot["qas_nonconflicting"]),
             "qas_nonconflicting": tot["qas_nonconflicting"], "qas_kept": tot["qas_kept"],
             "sentences_dropped": tot["dropped"], "sentences_edited": tot["edited"], "sentences_revised": tot["revised"],

@@ -3,7 +3,8 @@
   adjunct (when, where, how, how long, why) or a prepositional phrase other than the subject, and does not hold
   its own predicate, so that the rest stays a sentence; drop the sentence when the conflict is a core argument,
   names no fact (a sentence-level conflict), or is still detected once the adjunct is gone;
-- `revise` (the generator): ChatProtect's step: the model rewrites the sentence without the conflicting
+- `revise` (the generator): ChatProtect's step (a chat model gets its prompt: models/self_contradiction/prompts.py,
+  a base model a cloze): the model rewrites the sentence without the conflicting
   information and keeps the rest (a revision that loses more than half of the other content words is refused); the revision is re-detected against the same alternatives, up to `rounds`
   rounds, and the sentence is dropped when a conflict remains;
 - `none`: the text is left as it is (detection only).
@@ -23,9 +24,6 @@ MODIFIER_PREPOSITIONS = frozenset("in on at during since from until till after b
                                   "around across inside outside".split())
 BASE_REVISE = ('Sentence: {sentence}\nIt contradicts: {alt}\nThe sentence with the conflicting information '
                '("{answer}") removed and everything else kept:')
-CHAT_REVISE = ('This is the beginning of a text written for the request "{prompt}":\n{prefix}\n\nIts next sentence is: '
-               '"{sentence}"\nThat sentence contradicts this one: "{alt}".\nRemove the conflicting information from the '
-               'sentence and keep everything else. Reply with the revised sentence only.')
 
 
 def removable(role: str | None, answer: str = "") -> bool:
@@ -122,12 +120,16 @@ def delete_fixes(flagged: dict, scorer, detector, parser) -> list[SentenceFix]:
     return fixes
 
 
-def revise_request(text: AnalysedText, tokens: list[str], pair: dict, chat: bool) -> str:
+def revise_request(text: AnalysedText, tokens: list[str], pair: dict, chat: bool, chat_prompts=None):
+    """What the generator is asked: ChatProtect's revise messages for a chat model (chat_prompts), a cloze for a
+    base model."""
     alt = detokenize(pair["b_tokens"])
     conflict = (pair.get("conflicts") or [{}])[0]
     answer = conflict.get("a", {}).get("answer") or pair.get("withheld") or ""
     if chat:
-        return CHAT_REVISE.format(prompt=text.prompt, prefix=text.prefix(pair["sentence"]), sentence=detokenize(tokens), alt=alt)
+        if chat_prompts is None:
+            raise ValueError("a chat generator needs its prompts (chat_prompts=chatprotect)")
+        return chat_prompts.revise_messages(text.prompt, text.prefix(pair["sentence"]), detokenize(tokens), alt)
     return BASE_REVISE.format(sentence=detokenize(tokens), alt=alt, answer=answer)
 
 
@@ -163,7 +165,7 @@ def revision(completion: str | None, chat: bool, original: list[str],
 
 
 def revise_fixes(flagged: dict, texts: dict, scorer, generator, detector, parser, rounds: int = 3,
-                 sampling=None) -> tuple[list[SentenceFix], dict]:
+                 sampling=None, chat_prompts=None) -> tuple[list[SentenceFix], dict]:
     """ChatProtect's loop over every flagged sentence at once, one generator call per round."""
     from collections import Counter
 
@@ -173,7 +175,8 @@ def revise_fixes(flagged: dict, texts: dict, scorer, generator, detector, parser
         todo = [k for k, s in state.items() if not s["done"]]
         if not todo:
             break
-        asks = [revise_request(texts[k[0]], state[k]["tokens"], state[k]["pairs"][0], generator.chat) for k in todo]
+        asks = [revise_request(texts[k[0]], state[k]["tokens"], state[k]["pairs"][0], generator.chat, chat_prompts)
+                for k in todo]
         # another seed each round: a refused answer is not asked for again word for word
         gens = generator.generate(asks, replace(sampling, seed=sampling.seed + rnd - 1) if sampling else None)
         accepted = []

@@ -5,13 +5,13 @@ subject-relation-object triple).
 The QA must answer after its predicate, so that the words of the sentence before the answer hold the subject
 and the predicate: that is the cloze ("He was born" for "When was someone born? in 356 BC"). A base model
 continues the context (the prompt as the texts were generated, the text before the sentence, the cloze); a
-chat model gets an instruction with the QA's question. The alternative is the first sentence of the cloze and
+chat model gets ChatProtect's gen_sentence prompt (models/self_contradiction/prompts.py). The alternative is the first sentence of the cloze and
 its completion (base) or the answer (chat), and it is kept only when its parse has a QA of the same predicate
 and role. Every refused alternative has a reason, counted in `alternatives_refused`."""
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from metrics.roles import ADJUNCT_WH_WORDS
 from models.text import script_warnings, tokenize_sentences
@@ -21,15 +21,14 @@ from models.self_contradiction.texts import AnalysedText, detokenize
 # as facts (ChatProtect withholds the triple's object)
 ROLE_ORDER = ("R1", "R2", "when", "where", "how much", "how long", "how", "why", "R0")
 BASE_TEMPLATE = "{prompt}\n\n"  # how the loop asks a base model for a text: keep the trigger's context the same
-CHAT_INSTRUCTION = ('This is the beginning of a text written for the request "{prompt}":\n{prefix}\n\n'
-                    'Continue it with exactly one sentence that answers the question "{question}". Start the sentence '
-                    'with "{cloze}" and reply with that sentence only.')
+RETRY_REASONS = ("empty", "several_sentences")  # a reply that is not one sentence is asked for once more
 
 
 @dataclass
 class TriggerSettings:
     qas: str = "main"          # main: one QA per sentence (ROLE_ORDER); all: every QA answered after its predicate
     template: str = BASE_TEMPLATE
+    chat_prompts: object = None  # models.self_contradiction.prompts.ChatPrompts: what a chat model is asked
 
     def __post_init__(self):
         if self.qas not in ("main", "all"):
@@ -49,12 +48,20 @@ def withheld_qas(qas: list[dict], mode: str) -> list[dict]:
     return usable[:1] if mode == "main" else usable
 
 
-def context_prompt(text: AnalysedText, i: int, qa: dict, chat: bool, settings: TriggerSettings) -> tuple[str, str]:
-    """(the request to the model, the cloze) for sentence i of `text` with `qa`'s answer withheld."""
-    cloze = detokenize(text.sentences[i][:qa["answer_span"][0]])
+def context_prompt(text: AnalysedText, i: int, qa: dict, chat: bool, settings: TriggerSettings) -> tuple:
+    """(the request to the model, the cloze) for sentence i of `text` with `qa`'s answer withheld. A chat model gets
+    ChatProtect's gen_sentence messages: the subject (the words before the predicate, else the topic) and the
+    predicate up to the withheld answer."""
+    tokens = text.sentences[i]
+    cloze = detokenize(tokens[:qa["answer_span"][0]])
     prefix = text.prefix(i)
     if chat:
-        return CHAT_INSTRUCTION.format(prompt=text.prompt, prefix=prefix, question=qa["question"], cloze=cloze), cloze
+        if settings.chat_prompts is None:
+            raise ValueError("a chat generator needs its prompts (chat_prompts=chatprotect)")
+        p = settings.chat_prompts
+        subject = detokenize(tokens[:qa["predicate_index"]]).strip(" ,") or p.topic(text.prompt)
+        predicate = detokenize(tokens[qa["predicate_index"]:qa["answer_span"][0]])
+        return p.gen_sentence_messages(text.prompt, prefix, subject, predicate), cloze
     return settings.template.format(prompt=text.prompt) + (prefix + " " if prefix else "") + cloze, cloze
 
 
@@ -132,6 +139,15 @@ def trigger_pairs(texts: list[AnalysedText], generator, detector, parser, settin
     missing = [r for r in reqs if r["repeat_of"] is not None and (r["text_id"], r["repeat_of"], r["k"]) not in answers]
     answers.update(zip([(r["text_id"], r["repeat_of"], r["k"]) for r in missing],
                        generator.generate([r["request"] for r in missing], sampling)))
+    first_of = {(r["text_id"], r["sentence"], r["k"]): r for r in asked}
+    first_of.update({(r["text_id"], r["repeat_of"], r["k"]): r for r in missing})
+    # a reply that is not one sentence (or is empty) is asked for once more, with another seed, then counted
+    retry = [key for key, g in answers.items()
+             if alternative(first_of[key], g.text, generator.chat, by_id[key[0]].prompt)[1] in RETRY_REASONS]
+    if retry:
+        base = sampling or getattr(generator, "settings", None)
+        again = replace(base, seed=base.seed + 1000) if base is not None else None
+        answers.update(zip(retry, generator.generate([first_of[k]["request"] for k in retry], again)))
     gens = [answers[(r["text_id"], r["sentence"] if r["repeat_of"] is None else r["repeat_of"], r["k"])] for r in reqs]
     refused: Counter = Counter()
     candidates = []
@@ -158,6 +174,6 @@ def trigger_pairs(texts: list[AnalysedText], generator, detector, parser, settin
     counts = {"requested": len(reqs), "asked": len(asked) + len(missing),
               "reused_for_repeated_sentences": len(reqs) - len(asked) - len(missing),
               "kept": len(items), "refused": dict(sorted(refused.items())),
-              "sentences_without_qa": without, "generation_errors": sum(g.status != "ok" for g in gens),
+              "retried": len(retry), "sentences_without_qa": without, "generation_errors": sum(g.status != "ok" for g in gens),
               "cached": sum(g.cached for g in gens)}
     return items, counts, reqs
