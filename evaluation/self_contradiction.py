@@ -81,7 +81,9 @@ def pair_rows(pairs: list[dict], generator_name: str | None, tag: str = "") -> l
                     "qa": {"question": p.get("question"), "answer": p.get("withheld"), "role": p.get("role")}
                     if p["kind"] == "trigger" else None,
                     "status": p["status"], "p_contradiction": p["p_contradiction"], "decision": p["decision"],
-                    "basis": p.get("basis"), "conflicts": p.get("conflicts") or []})
+                    "basis": p.get("basis"), "conflicts": p.get("conflicts") or [],
+                    # detect=judge: the trained scorer's probability and the judge's explanation beside its own
+                    **({"p_scorer": p["p_scorer"], "explanation": p.get("explanation")} if "p_scorer" in p else {})})
     return out
 
 
@@ -111,13 +113,19 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
     generations, steps = [], {}
     if kind in ("topics", "prompts"):
         t0 = time.perf_counter()
-        generations = generate_texts(rows, generator, settings.trigger.template)
+        generations = generate_texts(rows, generator, settings.trigger.template, chat_prompts)
         steps["generate"] = {"items": len(rows), "seconds": round(time.perf_counter() - t0, 3)}
         rows = [{"id": g["id"], "prompt": g["prompt"], "text": g["text"]} for g in generations]
     else:
         generations = [{"id": r["id"], "prompt": r["prompt"], "text": r["text"], "status": "given"} for r in rows]
 
     detector, parser, scorer = load_scorer_components(paths, int(cfg.batch_size))
+    if cfg.detect == "judge":  # the chat model decides; the trained scorer still aligns the QAs
+        from models.self_contradiction.judge import JudgeScorer
+
+        if chat_prompts is None:
+            raise DataFormatError("detect=judge needs a chat model as generator (generator=qwen2_5_coder_0_5b_instruct)")
+        scorer = JudgeScorer(scorer, generator, chat_prompts, float(cfg.judge.threshold), sampling_of(cfg.judge.explain))
     if cfg.threshold is not None:
         scorer.threshold = float(cfg.threshold)
     result = self_contradiction_loop(rows, scorer, detector, parser, generator, settings)

@@ -185,3 +185,23 @@ def test_a_chat_model_without_a_chat_template_is_refused_by_name(tmp_path):
     (folder / "tokenizer_config.json").write_text(json.dumps(config))
     with pytest.raises(ValueError, match=f"{folder}: chat=true but its tokenizer has no chat template.*gen_sentence or revise"):
         LocalGenerator(str(folder), chat=True)
+
+
+@pytest.mark.slow  # about 90 s on one loaded core
+def test_the_judge_decides_from_p_yes_after_its_explanation(release, tmp_path):
+    """detect=judge with SmolLM2-135M: every scored pair gets the chat model's explanation and P("Yes") as its
+    probability, the trained scorer's beside it (p_scorer)."""
+    from evaluation.self_contradiction import run
+
+    texts = tmp_path / "texts.jsonl"
+    texts.write_text(json.dumps({"id": "ada", "prompt": "Please tell me about Ada Lovelace",
+                                 "text": "Ada Lovelace was born in London in 1815. She was born in Paris in 1816."}) + "\n")
+    cfg = compose_cfg("eval_self_contradiction", [
+        "generator=smollm2_135m_instruct", f"generator.cache_dir={tmp_path / 'cache'}", f"texts={texts}",
+        f"release={release}", "mitigation=none", "detect=judge", "judge.explain.max_new_tokens=16", "perplexity=false"])
+    run(cfg, tmp_path / "D")
+    pairs = [json.loads(x) for x in (tmp_path / "D" / "pairs.jsonl").read_text().splitlines()]
+    scored = [p for p in pairs if p["p_contradiction"] is not None]
+    assert scored and all(0.0 <= p["p_contradiction"] <= 1.0 for p in scored)
+    assert all(p["decision"] == (p["p_contradiction"] >= 0.5) for p in scored)
+    assert all("p_scorer" in p and p["explanation"] for p in scored)

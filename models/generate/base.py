@@ -54,6 +54,20 @@ class Generator:
         """(sum of token log-probabilities, tokens scored) of each text, or None where the model gives none."""
         return [None] * len(texts)
 
+    def yes_probability(self, prompts: list) -> list[float | None]:
+        """P("Yes") / (P("Yes") + P("No")) for the first token of the answer to each prompt (a judge: one forward
+        pass, no generation), or None where the model gives no token probabilities."""
+        return [None] * len(prompts)
+
+
+def yes_no_share(logprobs: dict[str, float]) -> float | None:
+    """P(yes) / (P(yes) + P(no)) from {token: log-probability}, over the spellings of each word ("Yes", " yes")."""
+    import math
+
+    yes = sum(math.exp(v) for k, v in logprobs.items() if k.strip().lower() == "yes")
+    no = sum(math.exp(v) for k, v in logprobs.items() if k.strip().lower() == "no")
+    return yes / (yes + no) if yes + no > 0 else None
+
 
 def sampling(max_new_tokens=48, temperature=0.0, top_p=1.0, seed=0, stop=()) -> SamplingSettings:
     """SamplingSettings from config values (a stop list from YAML becomes a tuple)."""

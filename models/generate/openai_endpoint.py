@@ -132,6 +132,34 @@ class OpenAIGenerator(Generator):
             return None
         return (float(sum(values)), len(values)) if values else None
 
+    def _yes(self, prompt) -> float | None:
+        """The server's log-probabilities of the first answer token (top_logprobs), as P(Yes) against P(No)."""
+        from models.generate.base import yes_no_share
+
+        payload = {"model": self.model, "max_tokens": 1, "temperature": 0.0}
+        if self.chat:
+            messages = prompt if isinstance(prompt, list) else [{"role": "user", "content": prompt}]
+            body = self._post("/chat/completions", {**payload, "messages": messages, "logprobs": True, "top_logprobs": 20})
+            try:
+                top = body["choices"][0]["logprobs"]["content"][0]["top_logprobs"]
+                return yes_no_share({t["token"]: t["logprob"] for t in top})
+            except (KeyError, IndexError, TypeError):
+                return None
+        body = self._post("/completions", {**payload, "prompt": prompt, "logprobs": 20})
+        try:
+            return yes_no_share(body["choices"][0]["logprobs"]["top_logprobs"][0])
+        except (KeyError, IndexError, TypeError):
+            return None
+
+    def yes_probability(self, prompts: list) -> list[float | None]:
+        if not self.logprobs:
+            return [None] * len(prompts)
+        out = []
+        for prompt in prompts:
+            value, error, _ = self._with_retries(lambda: self._yes(prompt))
+            out.append(value if error is None else None)
+        return out
+
     def log_likelihood(self, texts: list[str]) -> list[tuple[float, int] | None]:
         if self.chat or not self.logprobs:
             return [None] * len(texts)

@@ -42,10 +42,13 @@ def complete_sentences(text: str) -> str:
     return text[:cut + 1] if cut > 0 else text
 
 
-def generate_texts(rows: list[dict], generator, template: str) -> list[dict]:
+def generate_texts(rows: list[dict], generator, template: str, chat_prompts=None) -> list[dict]:
     """{id, prompt} rows -> {id, prompt, text, status, error}: one generator call for all (a base model gets
-    the prompt through `template`, a chat model as it is)."""
-    asks = [r["prompt"] if generator.chat else template.format(prompt=r["prompt"]) for r in rows]
+    the prompt through `template`, a chat model as it is, after the system message of `chat_prompts`)."""
+    if generator.chat:
+        asks = [chat_prompts.generate_messages(r["prompt"]) if chat_prompts else r["prompt"] for r in rows]
+    else:
+        asks = [template.format(prompt=r["prompt"]) for r in rows]
     out = []
     for r, ask, g in zip(rows, asks, generator.generate(asks)):
         out.append({"id": r["id"], "prompt": r["prompt"], "request": ask, "text": complete_sentences(g.text or ""),

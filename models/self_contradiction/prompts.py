@@ -1,7 +1,7 @@
 """The prompts a chat model gets in the loop (ChatProtect's: conf/chat_prompts/chatprotect.yaml holds the text),
 as chat messages: `gen_sentence` (the trigger: the next sentence for a subject and predicate with the object
 withheld, after a few demonstrations), `revise` (the sentence without the conflicting information) and `detect`
-(an explanation first, then Yes or No). A base model gets the cloze of models/self_contradiction/trigger.py
+(an explanation first, then Yes or No), and the texts themselves (`generate`: a system message before the prompt). A base model gets the cloze of models/self_contradiction/trigger.py
 instead."""
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ class ChatPrompts:
     gen_sentence: dict     # system, user, demonstrations [{topic, prefix, subject, predicate, answer}]
     detect: dict           # explain, conclude
     revise: dict           # user
+    generate: dict | None = None  # system: the system message before a text's prompt (none when absent)
     topic_prefix: str = ""
     no_prefix: str = ""
 
@@ -29,6 +30,10 @@ class ChatPrompts:
 
     def topic(self, prompt: str) -> str:
         return prompt[len(self.topic_prefix):] if self.topic_prefix and prompt.startswith(self.topic_prefix) else prompt
+
+    def generate_messages(self, prompt: str) -> list[dict]:
+        system = (self.generate or {}).get("system")
+        return ([_message("system", system)] if system else []) + [_message("user", prompt)]
 
     def gen_sentence_messages(self, prompt: str, prefix: str, subject: str, predicate: str) -> list[dict]:
         g = self.gen_sentence
