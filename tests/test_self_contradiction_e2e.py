@@ -112,6 +112,16 @@ def test_the_whole_loop_through_an_http_server(lm_server, release, tmp_path):
     assert (tmp_path / "D2" / "revised.jsonl").read_text() == (tmp_path / "D" / "revised.jsonl").read_text()
 
 
+def test_a_judge_reads_p_yes_from_the_servers_logprobs(lm_server):
+    """P("Yes") / (P("Yes") + P("No")) from the first answer token's top logprobs, through the legacy completions API."""
+    from models.generate import OpenAIGenerator
+
+    gen = OpenAIGenerator(lm_server, "gemma3_270m", chat=False)
+    prompt = "Question: Is Paris the capital of France? Answer Yes or No.\nAnswer:"
+    p = gen.yes_probability([prompt])[0]
+    assert p is not None and 0.0 < p < 1.0
+
+
 def test_the_same_loop_in_process_escapes_the_page(release, tmp_path):
     from evaluation.self_contradiction import run
 

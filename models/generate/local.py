@@ -105,21 +105,20 @@ class LocalGenerator(Generator):
         ids = enc["input_ids"][0, 1:]
         return torch.log_softmax(logits, -1).gather(1, ids[:, None])[:, 0].tolist()
 
-    def yes_probability(self, prompts: list) -> list[float | None]:
+    def next_token_logprobs(self, prompt, k: int = 20) -> dict[str, float]:
+        """The k likeliest first tokens of the answer to `prompt` with their log-probabilities (the server's
+        `top_logprobs`)."""
         import torch
 
+        with torch.no_grad():
+            logits = self.lm(self._input_ids(prompt)).logits[0, -1].float()
+        top = torch.log_softmax(logits, -1).topk(k)
+        return {self.tokenizer.decode([int(i)]): float(v) for v, i in zip(top.values, top.indices)}
+
+    def yes_probability(self, prompts: list) -> list[float | None]:
         from models.generate.base import yes_no_share
 
-        vocab = self.tokenizer.get_vocab()
-        words = {k: v for k, v in vocab.items()
-                 if self.tokenizer.convert_tokens_to_string([k]).strip().lower() in ("yes", "no")}
-        out = []
-        for prompt in prompts:
-            with torch.no_grad():
-                logits = self.lm(self._input_ids(prompt)).logits[0, -1].float()
-            lp = torch.log_softmax(logits, -1)
-            out.append(yes_no_share({self.tokenizer.convert_tokens_to_string([k]): float(lp[i]) for k, i in words.items()}))
-        return out
+        return [yes_no_share(self.next_token_logprobs(p, 50)) for p in prompts]
 
     def log_likelihood(self, texts: list[str]) -> list[tuple[float, int] | None]:
         out = []

@@ -1,7 +1,9 @@
 """An OpenAI-compatible HTTP server for a causal LM in this process (models/generate/local.py), enough of the
 API for evaluation.self_contradiction and its tests: GET /v1/models, POST /v1/completions (prompt, max_tokens,
 temperature, top_p, seed, stop; `echo` with `logprobs` and max_tokens 0 gives the prompt's token
-log-probabilities) and POST /v1/chat/completions (for a model with a chat template). One request is computed
+log-probabilities; `logprobs` with max_tokens 1 the first answer token's top log-probabilities, a judge's P("Yes"))
+and POST /v1/chat/completions (for a model with a chat template; messages; `logprobs` + `top_logprobs` with
+max_tokens 1 as above). One request is computed
 at a time. Bound to 127.0.0.1 unless told otherwise.
 
     python -m models.generate.server --model gemma3_270m --port 8400
@@ -61,6 +63,11 @@ def create_app(generator):
                     values = generator.token_logprobs(p)
                 choices.append({"index": i, "text": p, "finish_reason": "length",
                                 "logprobs": {"token_logprobs": [None, *values]}})
+            elif body.get("logprobs") and body.get("max_tokens") == 1:  # a judge: the first token's top log-probabilities
+                with lock:
+                    top = generator.next_token_logprobs(p, max(1, min(int(body["logprobs"]), 50)))
+                choices.append({"index": i, "text": max(top, key=top.get), "finish_reason": "length",
+                                "logprobs": {"tokens": [max(top, key=top.get)], "top_logprobs": [top]}})
             else:
                 choices.append({"index": i, "text": run(p, body), "finish_reason": "stop", "logprobs": None})
         return {"id": f"cmpl-{uuid.uuid4().hex}", "object": "text_completion", "created": int(time.time()),
@@ -75,7 +82,17 @@ def create_app(generator):
         if not all(isinstance(m, dict) and isinstance(m.get("content"), str) and m.get("role") in
                    ("system", "user", "assistant") for m in messages) or not any(m["role"] == "user" for m in messages):
             raise HTTPException(400, "messages must be {role: system|user|assistant, content: string} with a user message")
-        text = run([{"role": m["role"], "content": m["content"]} for m in messages], body)
+        messages = [{"role": m["role"], "content": m["content"]} for m in messages]
+        if body.get("logprobs") and body.get("max_tokens") == 1:  # a judge: the first token's top log-probabilities
+            with lock:
+                top = generator.next_token_logprobs(messages, max(1, min(int(body.get("top_logprobs") or 5), 50)))
+            best = max(top, key=top.get)
+            return {"id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion", "created": int(time.time()),
+                    "model": model_id, "choices": [{"index": 0, "finish_reason": "length",
+                                                    "message": {"role": "assistant", "content": best},
+                                                    "logprobs": {"content": [{"token": best, "logprob": top[best],
+                                                        "top_logprobs": [{"token": t, "logprob": v} for t, v in top.items()]}]}}]}
+        text = run(messages, body)
         return {"id": f"chatcmpl-{uuid.uuid4().hex}", "object": "chat.completion", "created": int(time.time()),
                 "model": model_id,
                 "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}]}
