@@ -8,7 +8,7 @@ QASem QAs; docs/self_contradiction.md):
     python -m evaluation.self_contradiction generator=openai generator.base_url=URL generator.model=NAME \
         prompts=FILE release=DIR mitigation=revise hydra.run.dir=D
 
-Writes D/generations.jsonl (every text and every trigger / revise request with its answer and status),
+Writes D/generations.jsonl (every text, trigger and revise request with its answer, status and refusal),
 D/pairs.jsonl (the scored pairs in the shared ChatProtect JSONL format: add "label" to train the scorer on them),
 D/revised.jsonl ({"id", "text", "revised"} and what changed), D/metrics.json and D/report.html.
 """
@@ -135,7 +135,8 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
                 [{"kind": "text", **g} for g in generations] +
                 [{"kind": "trigger", "id": r["id"], "request": r["request"], "text": r["generation"]["text"],
                   "status": r["generation"]["status"], "error": r["generation"]["error"],
-                  "cached": r["generation"]["cached"], "refused": r.get("refused")} for r in result["requests"]])
+                  "cached": r["generation"]["cached"], "refused": r.get("refused")} for r in result["requests"]] +
+                [{"kind": "revise", **r} for r in result["revise_requests"]])
     write_jsonl(run_dir / "pairs.jsonl", pair_rows(result["pairs"], gen_name))
     fixes = result["fixes"]
     revised_rows = []

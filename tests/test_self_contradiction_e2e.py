@@ -177,6 +177,8 @@ def test_the_loop_with_a_chat_model_uses_chatprotects_prompts(release, tmp_path)
     assert "Subject;Predicate;Object triple" in first[-1]["content"] and "Ada Lovelace" in first[-1]["content"]
     assert m["generator_usage"]["new_tokens"] > 0 and m["generator_usage"]["tokens_per_second"] > 0
     if m["self_contradictory_sentences"]:
+        revise = [g for g in gens if g["kind"] == "revise"]
+        assert len(revise) == m["revisions_asked"] > 0 and "Remove the conflicting information" in revise[0]["request"][0]["content"]
         assert m["removed_by_revision"] == 0.0 and m["removed_by_deletion"] == m["mitigation_removed"] == 1.0
         assert m["sentences_dropped"] == m["self_contradictory_sentences"]
 

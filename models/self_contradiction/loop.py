@@ -205,6 +205,7 @@ def self_contradiction_loop(rows: list[dict], scorer, detector, parser, generato
         "alternatives_refused": (trig_counts or {}).get("refused", {}),
         "alternatives_refused_total": sum((trig_counts or {}).get("refused", {}).values()),
         "revisions_refused": revise_counts.get("refused", {}),
+        "revisions_asked": len(revise_counts.get("requests", [])),
         "redetect": {"pairs": len(after), "still_flagged_sentences": len(still), "alternatives": after_counts or None},
         "perplexity_changed_sentences": sentence_ppl,
         "generator_usage": getattr(generator, "usage", None),
@@ -213,5 +214,6 @@ def self_contradiction_loop(rows: list[dict], scorer, detector, parser, generato
     if settings.mitigation == "none":
         metrics.update(mitigation_removed=None, removed_by_revision=None, removed_by_deletion=None)
     return {"texts": texts, "revised": revised, "pairs": pairs, "requests": requests, "fixes": fixes,
+            "revise_requests": revise_counts.get("requests", []),
             "after": after, "per_text": per_text, "metrics": metrics}
 

@@ -171,6 +171,7 @@ def revise_fixes(flagged: dict, texts: dict, scorer, generator, detector, parser
 
     state = {key: {"tokens": pairs[0]["a_tokens"], "pairs": pairs, "done": False, "rounds": 0} for key, pairs in flagged.items()}
     refused: Counter = Counter()
+    requests = []  # every revise request with its answer and why it was refused (generations.jsonl)
     for rnd in range(1, rounds + 1):
         todo = [k for k, s in state.items() if not s["done"]]
         if not todo:
@@ -180,10 +181,12 @@ def revise_fixes(flagged: dict, texts: dict, scorer, generator, detector, parser
         # another seed each round: a refused answer is not asked for again word for word
         gens = generator.generate(asks, replace(sampling, seed=sampling.seed + rnd - 1) if sampling else None)
         accepted = []
-        for k, g in zip(todo, gens):
+        for k, ask, g in zip(todo, asks, gens):
             state[k]["rounds"] = rnd
             new, why = revision(g.text, generator.chat, state[k]["tokens"],
                                 kept_words(state[k]["pairs"][0]["a_tokens"], state[k]["pairs"][0]))
+            requests.append({"id": f"{k[0]}/s{k[1]}/r{rnd}", "request": ask, "text": g.text, "status": g.status,
+                             "error": g.error, "cached": g.cached, "refused": why})
             if why:
                 refused[why] += 1
             else:
@@ -201,7 +204,7 @@ def revise_fixes(flagged: dict, texts: dict, scorer, generator, detector, parser
         else:
             fixes.append(SentenceFix(tid, i, original, None, "dropped", f"still detected after {s['rounds']} round(s)",
                                      ids, s["rounds"]))
-    return fixes, {"refused": dict(sorted(refused.items()))}
+    return fixes, {"refused": dict(sorted(refused.items())), "requests": requests}
 
 
 def mitigate_text(text: AnalysedText, fixes: list[SentenceFix]) -> tuple[list[list[str] | None], str]:
