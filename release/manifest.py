@@ -14,7 +14,7 @@ from datetime import datetime
 from importlib import metadata
 from pathlib import Path
 
-from release.layout import DATA_PARTS, MODEL_FOLDERS, SEED_ENSEMBLE
+from release.layout import DATA_PARTS, ENSEMBLE_STAGE, MODEL_FOLDERS, SEED_ENSEMBLE
 from release.stamps import STAGES_DIR, file_entry
 
 PACKAGES = ("torch", "transformers", "accelerate", "datasets", "scikit-learn", "hydra-core", "snakemake",
@@ -117,8 +117,8 @@ def build_manifest(release: Path, profile: str, data_dir: Path, repo: Path) -> d
         stages[path.stem] = {k: s.get(k) for k in ("command", "config", "wall_s", "peak_rss_mb", "finished")}
     models, seeds = {}, seeds_summary(release)
     folders = dict(MODEL_FOLDERS)
-    if seeds:  # the shipped contradiction scorer is the seeds' ensemble (their mean P; release/seeds.py)
-        folders["contradiction"] = ("contradiction_seeds", SEED_ENSEMBLE)
+    if seeds:  # the shipped contradiction scorer is the seeds' ensemble (their mean P; train/contradiction/seed_ensemble.py)
+        folders["contradiction"] = (ENSEMBLE_STAGE, SEED_ENSEMBLE)
     for name, (stage, folder) in folders.items():
         files = json.loads((release / STAGES_DIR / f"{stage}.json").read_text())["files"]
         models[name] = {"path": folder, "files": {rel: {"sha256": e["sha256"], "size": e["size"]}

@@ -1,5 +1,5 @@
-"""The contradiction recipe's spread over seeds, and the seeds as one scorer:
-python -m release.seeds --release DIR --seeds 13 14 15 [--out FILE] [--ensemble DIR]
+"""The contradiction recipe's spread over seeds, for the manifest:
+python -m release.seeds --release DIR --seeds 13 14 15 [--ensemble E] [--out FILE]
 
 Each seed is the whole recipe again (its encoder folds, encoder training, CV folds): stages
 `contradiction` (the recipe's own seed) and `contradiction_seedS`, tested by `eval_contradiction` and
@@ -8,15 +8,13 @@ AUC and threshold, their mean and sd, the threshold rule each run chose, and how
 the threshold explains: each seed's F1 at its best threshold in hindsight has a spread of its own (the
 ranking's), and the share of the F1 variance above that is the threshold's. `shipped_seed` is the seed whose
 test F1 lies nearest the mean (the recipe's own seed on ties): what one seed gives. A release with seeds ships
-their ensemble (`--ensemble`, below) instead.
+their ensemble instead, which the training entry point assembles (python -m train.contradiction
+ensemble.members=[...], train/contradiction/seed_ensemble.py: its threshold chosen on dev).
 
-`seed_mean`: what averaging the seeds would give (the steadier model the spread asks for), from files
-alone: the seeds' out-of-fold P(contradiction) of the selection pairs averaged (out of fold for every
-seed), the threshold read off that by the recipe's rules (train/contradiction/threshold.py, the rule with
-the best held-out human F1), then the seeds' test P averaged and decided at it; `--ensemble DIR` writes that
-model as one scorer folder, which evaluation.contradiction scores like any other. `common_rule`: one threshold
+`seed_mean`: that ensemble (`--ensemble E`, its folder) read from files: its dev-chosen threshold and dev figures
+as it records them, and the seeds' test P averaged and decided at that threshold. `common_rule`: one threshold
 rule for every seed (the best mean held-out human F1 over the seeds) and each seed's test figures at it. Nothing
-is chosen on test."""
+is chosen on test, and nothing here chooses a threshold of its own."""
 from __future__ import annotations
 
 import argparse
@@ -24,12 +22,10 @@ import json
 from pathlib import Path
 
 import numpy as np
-import yaml
 from sklearn.metrics import roc_auc_score
 
 from metrics.contradiction import best_f1_threshold, binary_prf
-from train.contradiction.threshold import RULES, choose_threshold
-from train.contradiction.threshold_table import read_analysis
+from models.contradiction.ensemble import ENSEMBLE_FILE
 
 FIGURES = ("precision", "recall", "f1", "auc")
 
@@ -74,41 +70,23 @@ def _mean(values: list) -> float | None:
     return float(np.mean(kept)) if kept else None
 
 
-def seed_mean(release: Path, dirs: dict[int, tuple[str, str]], human_files=("chatgpt.validation",)) -> dict:
-    """The seeds' mean P: its threshold from their averaged out-of-fold P (the recipe's rules), its test figures."""
-    runs = [release / run for run, _ in dirs.values()]
-    missing = [str(r / "validation_analysis.jsonl") for r in runs if not (r / "validation_analysis.jsonl").exists()]
-    if missing:
-        return {"skipped": f"no out-of-fold scores in {missing}"}
-    analyses = [read_analysis(r / "validation_analysis.jsonl") for r in runs]
-    if any([x["id"] for x in a] != [x["id"] for x in analyses[0]] for a in analyses):
-        return {"skipped": "the seeds' selection pairs differ (another selection file or limit)"}
-    first = analyses[0]
-    p_sel = [_mean([a[i]["p"] for a in analyses]) for i in range(len(first))]
-    config = yaml.safe_load((runs[0] / ".hydra" / "config.yaml").read_text()) if (runs[0] / ".hydra" / "config.yaml").exists() else {}
-    rules = (config.get("cv") or {}).get("threshold_rule") or list(RULES)
-    cv_seed = int(config.get("seed", 13))
-    chosen = choose_threshold(rules, np.array([p if p is not None else 0.0 for p in p_sel]),
-                              np.array([x["label"] for x in first]), np.array([x["file"] in human_files for x in first]),
-                              [x["group"] for x in first], 5, 10, cv_seed, np.array([p is not None for p in p_sel]))
+def seed_mean(release: Path, dirs: dict[int, tuple[str, str]], ensemble: Path) -> dict:
+    """The seeds' ensemble (its folder): the threshold and dev figures its training entry point chose and
+    recorded, and the seeds' test P averaged and decided at that threshold."""
+    record = json.loads((release / ensemble / ENSEMBLE_FILE).read_text())
+    info, t = record.get("info") or {}, float(record["threshold"])
     preds = [_read_predictions(release / ev / "predictions.jsonl") for _, ev in dirs.values()]
     ids = list(preds[0])
     if any(set(p) != set(ids) for p in preds):
         return {"skipped": "the seeds' test predictions are of different pairs"}
     p_test = [_mean([p[i].get("p_contradiction") for p in preds]) for i in ids]
     labels = np.array([preds[0][i]["label"] for i in ids])
-    t = chosen["threshold"]
     scored = [k for k, p in enumerate(p_test) if p is not None]
-    rule = chosen["by_rule"].get(chosen["rule"], {})
-    y_sel, sel_scored = np.array([x["label"] for x in first]), [k for k, p in enumerate(p_sel) if p is not None]
-    # dev's side of the comparison with one seed: the selection pairs' out-of-fold F1 at the threshold and AUC
-    dev = {"cv_f1": binary_prf(y_sel, _flagged(p_sel, t))["f1"],
-           "cv_auc": float(roc_auc_score(y_sel[sel_scored], [p_sel[k] for k in sel_scored])) if len(set(y_sel[sel_scored])) > 1 else None}
-    return {**binary_prf(labels, _flagged(p_test, t)), "threshold": t, "threshold_rule": chosen["rule"],
-            "held_out_human_f1": rule.get("f1_mean"), **dev,
+    return {**binary_prf(labels, _flagged(p_test, t)), "threshold": t, "threshold_rule": info.get("threshold_rule"),
+            "held_out_human_f1": info.get("held_out_human_f1"), "cv_f1": info.get("cv_f1"), "cv_auc": info.get("cv_auc"),
             "auc": float(roc_auc_score(labels[scored], [p_test[k] for k in scored])) if len(set(labels[scored])) > 1 else None,
             "f1_best_threshold": best_f1_threshold([p if p is not None else -1.0 for p in p_test], labels.tolist())[1],
-            "seeds": list(dirs)}
+            "seeds": list(dirs), "ensemble": str(ensemble)}
 
 
 def common_rule(release: Path, dirs: dict[int, tuple[str, str]]) -> dict:
@@ -116,7 +94,8 @@ def common_rule(release: Path, dirs: dict[int, tuple[str, str]]) -> dict:
     cv_metrics.json, chosen.threshold_rule.by_rule) has the best mean over the seeds; then each seed's test
     figures at its own threshold by that rule, and their mean and sd."""
     by = {s: _threshold_rule(release, run).get("by_rule") for s, (run, _) in dirs.items()}
-    rules = [r for r in RULES if all(b and "f1_mean" in b.get(r, {}) for b in by.values())]
+    first = next(iter(by.values())) or {}  # the rules in the order the runs scored them
+    rules = [r for r in first if all(b and "f1_mean" in b.get(r, {}) for b in by.values())]
     if not rules:
         return {"skipped": "no seed's run scored its threshold rules on human pairs"}
     dev = {r: float(np.mean([by[s][r]["f1_mean"] for s in dirs])) for r in rules}
@@ -132,7 +111,7 @@ def common_rule(release: Path, dirs: dict[int, tuple[str, str]]) -> dict:
             "f1_sd": float(f1.std(ddof=1)) if len(f1) > 1 else None}
 
 
-def summarise(release: Path, seeds: list[int]) -> dict:
+def summarise(release: Path, seeds: list[int], ensemble: Path | None = None) -> dict:
     per = {}
     for s, (run, ev) in seed_dirs(seeds).items():
         metrics_file = release / ev / "metrics.json"
@@ -155,23 +134,10 @@ def summarise(release: Path, seeds: list[int]) -> dict:
     out.update(shipped_seed=shipped, shipped_model=per[shipped]["model"],
                threshold_rules=sorted({v["threshold_rule"] for v in per.values()}))
     if len(per) > 1:
-        out["seed_mean"] = seed_mean(release, seed_dirs(seeds))
+        if ensemble is not None:
+            out["seed_mean"] = seed_mean(release, seed_dirs(seeds), ensemble)
         out["common_rule"] = common_rule(release, seed_dirs(seeds))
     return out
-
-
-def write_seed_ensemble(release: Path, seeds: list[int], summary: dict, folder: Path) -> Path:
-    """The seeds' models as one scorer (models/contradiction/ensemble.py): their mean P, decided at the threshold
-    seed_mean read off their averaged out-of-fold P (dev only)."""
-    from models.contradiction.ensemble import write_ensemble
-
-    mean = summary.get("seed_mean") or {}
-    if "threshold" not in mean:
-        raise ValueError(f"no threshold for the seeds' mean: {mean.get('skipped', 'one seed only')}")
-    members = [release / summary["seeds"][str(s)]["model"] for s in seeds]
-    return write_ensemble(folder, members, mean["threshold"],
-                          {"seeds": seeds, "threshold_rule": mean["threshold_rule"], "cv_f1": mean.get("cv_f1"),
-                           "cv_auc": mean.get("cv_auc"), "held_out_human_f1": mean.get("held_out_human_f1")})
 
 
 def main(argv=None) -> None:
@@ -180,11 +146,9 @@ def main(argv=None) -> None:
     ap.add_argument("--seeds", type=int, nargs="+", required=True, help="the recipe's own seed first")
     ap.add_argument("--out", type=Path, default=None, help="default: RELEASE/eval/contradiction_seeds/metrics.json")
     ap.add_argument("--ensemble", type=Path, default=None,
-                    help="also write the seeds' models as one scorer (their mean P at the seed_mean threshold) to this folder")
+                    help="the seeds' ensemble folder (python -m train.contradiction ensemble.members=...), relative to RELEASE")
     a = ap.parse_args(argv)
-    out = summarise(a.release, a.seeds)
-    if a.ensemble:
-        out["ensemble"] = str(write_seed_ensemble(a.release, a.seeds, out, a.ensemble))
+    out = summarise(a.release, a.seeds, a.ensemble)
     target = a.out or a.release / "eval" / "contradiction_seeds" / "metrics.json"
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(json.dumps(out, indent=1))

@@ -3,8 +3,9 @@
 Run from the release folder (Snakemake's working directory). The command runs with one thread
 (OMP_NUM_THREADS=1: stages run side by side, one per core), its output goes to logs/NAME.log, and on
 success stages/NAME.json records the command, the resolved Hydra config of its run, the wall time, the
-peak RSS of its largest process and the sha256 of every file under the --out paths (a rerun that leaves
-every file as it was keeps the figures of the run that wrote them and lists itself under "reruns"). A failed stage
+peak RSS of its largest process, the sha256 of every file under the --out paths, and what the pipeline gave
+it to read and run (release/inputs.py). A rerun that leaves every file as it was keeps the figures of the run
+that wrote them and lists itself under "reruns". A failed stage
 leaves no stamp and exits non-zero, naming the stage and the end of its log; whatever it wrote stays,
 so the rerun resumes it by its own resume rule."""
 from __future__ import annotations
@@ -18,6 +19,7 @@ import sys
 import time
 from pathlib import Path
 
+from release.inputs import built_with
 from release.stamps import file_entry, files_under, last_stamp, write_stamp
 
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false",
@@ -62,7 +64,8 @@ def run_stage(name: str, outs: list[str], cmd: list[str], root: Path = Path(".")
              for f in files_under(outs, root)}
     stamp = {"stage": name, "command": shlex.join(cmd), "config": hydra_config(cmd, root), "outputs": outs,
              "wall_s": round(wall, 1), "peak_rss_mb": round(peak_mb, 1),
-             "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "files": files}
+             "finished": time.strftime("%Y-%m-%dT%H:%M:%S%z"), "files": files,
+             "built_with": built_with(root, name)}  # what the pipeline gave it to read and run (release/inputs.py)
     if same_files(before, files) and before.get("command") == stamp["command"]:
         # the rerun (a resume that found the work done) wrote nothing new: the time and memory that made these
         # files stay the stage's figures, the rerun is listed beside them

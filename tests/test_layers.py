@@ -40,27 +40,8 @@ def test_no_module_imports_a_layer_above_or_beside_it(package):
 
 
 # ---------------------------------------------------------------------------- import cycles
-PACKAGES = ("data_prep", "metrics", "models", "common", "train", "evaluation", "annotate", "release", "benchmarks")
-
-
-def module_graph(root: Path, packages=PACKAGES) -> dict[str, set[str]]:
-    """module -> the project modules it imports (lazy imports inside functions included). `from a.b import c`
-    points at a.b.c where that is a module, else at a.b (a package points at its __init__)."""
-    names = {".".join(p.relative_to(root).with_suffix("").parts).removesuffix(".__init__"): p
-             for pkg in packages for p in (root / pkg).rglob("*.py")}
-    graph = {}
-    for name, path in names.items():
-        out = set()
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Import):
-                out |= {a.name for a in node.names if a.name in names}
-            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
-                subs = {f"{node.module}.{a.name}" for a in node.names} & names.keys()
-                out |= subs or ({node.module} & names.keys())
-                if node.module in names and len(subs) < len(node.names):
-                    out.add(node.module)  # names taken from the module itself, beside its submodules
-        graph[name] = out - {name}
-    return graph
+# the graph reader is shared with the release pipeline, which takes a stage's code from it (release/imports.py)
+from release.imports import module_graph  # noqa: E402
 
 
 def import_cycles(graph: dict[str, set[str]]) -> list[list[str]]:

@@ -4,6 +4,7 @@
     python -m train.contradiction ... encoder.model=minilm|mpnet        # + a pair encoder (the shipped: mpnet)
     python -m train.contradiction encoder.model=mpnet alignment=false   # the encoder alone, no parser
     python -m train.contradiction ... encoder.stage=final               # one encoder stage alone (run stages at once)
+    python -m train.contradiction +experiment=X "ensemble.members=[R13,R14]" hydra.run.dir=E   # finished seeds as one scorer
 
 Selection pairs: ChatProtect validation (human labels) + `selection.files` (chatgpt.big: the release
 detector's labels, 100 other prompts). With `encoder.model`, a cross-encoder (models/contradiction/pair_encoder.py)
@@ -49,6 +50,7 @@ from train.contradiction.grid import nested_selection, report_by_generator, sear
 from train.contradiction.inputs import analysed, read_labelled, read_synthetic
 from train.contradiction.pairs import SelectionPairs
 from train.contradiction.publish import publish
+from train.contradiction.seed_ensemble import assemble
 from train.contradiction.threshold import check_human, choose_threshold
 from train.resume import parse_resume, refuse_path_for_stages
 
@@ -214,4 +216,8 @@ def write_analysis(path: Path, pairs: list[dict], rows: list[dict], oof_of: dict
 
 @hydra.main(version_base="1.3", config_path="../../conf", config_name="train_contradiction")
 def main(cfg: DictConfig) -> None:
-    train(cfg, Path(HydraConfig.get().runtime.output_dir))
+    run_dir = Path(HydraConfig.get().runtime.output_dir)
+    if cfg.ensemble.members:  # the recipe's finished seeds as one scorer (train/contradiction/seed_ensemble.py)
+        assemble(cfg, run_dir)
+    else:
+        train(cfg, run_dir)
