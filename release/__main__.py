@@ -12,7 +12,9 @@
 
 The pipeline is release/Snakefile. Before it runs: DIR is locked (a second release in DIR is refused,
 naming the holder), the profile is checked against DIR's, and the stamps of stages whose files were
-edited or deleted are dropped so that those stages, and what depends on them, run again."""
+edited or deleted are dropped so that those stages, and what depends on them, run again; so are those of stages
+built from other inputs or another command than this pipeline gives them (a folder of an older pipeline), each
+named with why (release/inputs.py)."""
 from __future__ import annotations
 
 import argparse
@@ -59,7 +61,7 @@ def snakemake_command(profile: str, release: Path, data: Path, cores: int, dry_r
                       extra_seeds: list[int] = (), stages: list[str] = ()) -> list[str]:
     cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "release" / "Snakefile"),
            "--directory", str(release), "--cores", str(cores), "--config", f"profile={profile}", f"repo={REPO}",
-           f"data_dir={data}", f"extra_seeds=[{','.join(map(str, extra_seeds))}]",
+           f"data_dir={data}", f"extra_seeds=[{','.join(map(str, extra_seeds))}]", f"drop_outdated={str(not dry_run).lower()}",
            "--rerun-incomplete", "--nolock"]  # DIR's own lock (below) names its holder
     cmd += [f"stages/{s}.json" for s in stages]  # a stage's target is its stamp; none: rule `all`, the manifest
     return cmd + (["--dry-run", "--quiet", "rules"] if dry_run else ["--quiet", "rules", "host"])

@@ -1,8 +1,9 @@
-"""The README's results table, written from a release manifest:
-python -m release.readme_table docs/results/release-quick.json [--readme README.md] [--check]
+"""The README's results table and the release's time line, written from a release manifest:
+python -m release.readme_table docs/results/release-full.json [--readme README.md] [--check]
 
-The table sits between the markers below; --check exits 1 when the README's table is not the one the
-manifest gives (tests/test_readme.py runs it, so the front page never drifts from the committed release)."""
+Each sits between its markers below (the time line: release/timing.py); --check exits 1 when the README's
+text is not the one the manifest gives (tests/test_readme.py runs it, so the front page never drifts from the
+committed release)."""
 from __future__ import annotations
 
 import argparse
@@ -10,7 +11,13 @@ import json
 import sys
 from pathlib import Path
 
+import yaml
+
+from release.timing import time_line
+
+PROFILES = Path(__file__).resolve().parent / "profiles"
 BEGIN, END = "<!-- results table: python -m release.readme_table -->", "<!-- end of results table -->"
+TIME_BEGIN, TIME_END = "<!-- release time: python -m release.readme_table -->", "<!-- end of release time -->"
 
 
 def _pct(v) -> str:
@@ -37,6 +44,11 @@ def contradiction_value(c: dict) -> str:
             f"{' / '.join(sd['threshold_rules'])}; shipped: seed {sd['shipped_seed']} (F1 {_pct(c['f1'])}), nearest the mean")
 
 
+def profile_seeds(profile: str) -> list[int]:
+    path = PROFILES / f"{profile}.yaml"
+    return [int(s) for s in (yaml.safe_load(path.read_text()) or {}).get("extra_contradiction_seeds") or []] if path.exists() else []
+
+
 def table(m: dict) -> str:
     x = m["metrics"]
     p, e, c, b, d, cop = (x["parser"], x["entailment"], x["contradiction"], x["consistency_benchmark"],
@@ -58,8 +70,10 @@ def table(m: dict) -> str:
     ]
     # no wall time here: a release resumed after an interruption has no single one (its times, each with
     # its circumstances, are in docs/release.md)
+    # the command that rebuilds this set today: seeds beyond the profile's own are named on it
     seeds = list((c.get("seeds") or {}).get("seeds") or [])[1:]  # the recipe's own seed first: the rest were extra
-    extra = f" --extra-seeds {' '.join(seeds)}" if seeds else ""
+    extra = [s for s in seeds if int(s) not in profile_seeds(m["profile"])]
+    extra = f" --extra-seeds {' '.join(extra)}" if extra else ""
     head = (f"Release `{m['profile']}` of {m['date']} (commit `{commit}`, {m['machine']}): `bash scripts/release.sh "
             f"{m['profile']} DIR{extra}`; its manifest: `docs/results/release-{m['profile']}.json`, its times: "
             "[release](docs/release.md).")
@@ -68,11 +82,12 @@ def table(m: dict) -> str:
     return "\n".join([*lines, END])
 
 
-def replace(readme: str, new_table: str) -> str:
-    if BEGIN not in readme or END not in readme:
-        raise ValueError(f"the README has no results table markers ({BEGIN} ... {END})")
-    before, rest = readme.split(BEGIN, 1)
-    return before + new_table + rest.split(END, 1)[1]
+def replace(readme: str, new_table: str, begin: str = BEGIN, end: str = END) -> str:
+    """The README with the text between `begin` and `end` (the markers included in `new_table`) replaced."""
+    if begin not in readme or end not in readme:
+        raise ValueError(f"the README has no markers {begin} ... {end}")
+    before, rest = readme.split(begin, 1)
+    return before + new_table + rest.split(end, 1)[1]
 
 
 def main(argv=None) -> int:
@@ -82,7 +97,8 @@ def main(argv=None) -> int:
     ap.add_argument("--check", action="store_true", help="exit 1 when the README's table differs from the manifest's")
     a = ap.parse_args(argv)
     text = a.readme.read_text()
-    new = replace(text, table(json.loads(a.manifest.read_text())))
+    m = json.loads(a.manifest.read_text())
+    new = replace(replace(text, table(m)), "\n".join([TIME_BEGIN, time_line(m), TIME_END]), TIME_BEGIN, TIME_END)
     if a.check:
         if new != text:
             print(f"{a.readme}: the results table is not {a.manifest}'s; run python -m release.readme_table {a.manifest}",

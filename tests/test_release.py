@@ -20,7 +20,8 @@ pytestmark = pytest.mark.slow  # about 3 minutes on 2 cores: every stage is a pr
 PROFILE_STAGES = {"data", "parser", "detector", "entailment", "encoder_fold0", "encoder_fold1", "contradiction",
                   "eval_parser", "eval_entailment", "eval_contradiction", "eval_consistency_benchmark",
                   "eval_decomp_score", "eval_copula", "encoder_fold0_seed14", "encoder_fold1_seed14", "contradiction_seed14",
-                  "eval_contradiction_seed14", "contradiction_seeds", "eval_contradiction_ensemble"}
+                  "eval_contradiction_seed14", "contradiction_ensemble", "contradiction_seeds",
+                  "eval_contradiction_ensemble"}
 
 
 def run_release(release: Path, *args: str, env: dict | None = None) -> subprocess.CompletedProcess:
@@ -81,7 +82,8 @@ def test_the_seeds_give_a_mean_and_their_ensemble_is_shipped(release):
     evaluated = json.loads((release / "eval" / "contradiction_ensemble" / "metrics.json").read_text())
     assert c["f1"] == evaluated["f1"] and evaluated["pairs"] == c["n"]
     assert "seed14" in m["stages"]["encoder_fold0_seed14"]["command"] and "seed=14" in m["stages"]["contradiction_seed14"]["command"]
-    assert "the 2 seeds' mean P (shipped)" in table(m) and "release.sh tiny DIR --extra-seeds 14`" in table(m)
+    assert "the 2 seeds' mean P (shipped)" in table(m) and "release.sh tiny DIR`" in table(m)  # the profile's own seed
+    assert "ensemble.members=[runs/contradiction,runs/contradiction_seed14]" in m["stages"]["contradiction_ensemble"]["command"]
 
 
 def test_a_seed_added_to_a_finished_release_trains_only_its_own_stages(release):
@@ -89,8 +91,9 @@ def test_a_seed_added_to_a_finished_release_trains_only_its_own_stages(release):
     assert dry.returncode == 0, dry.stderr[-2000:]
     table = dry.stdout.split("Job stats:")[1].split("total")[0].splitlines()[3:]  # the rows after the header
     jobs = dict(line.split()[:2] for line in table if line.strip())
-    assert jobs == {"encoder_seed": "2", "contradiction_seed": "1", "evaluate_seed": "1", "contradiction_seeds": "1",
-                    "evaluate_ensemble": "1", "manifest": "1", "all": "1"}, dry.stdout
+    assert jobs == {"encoder_seed": "2", "contradiction_seed": "1", "evaluate_seed": "1", "contradiction_ensemble": "1",
+                    "contradiction_seeds": "1", "evaluate_ensemble": "1", "manifest": "1", "all": "1"}, dry.stdout
+    assert "release: stage contradiction_ensemble runs again: its command changed" in dry.stderr  # another member
 
 
 def test_a_rerun_trains_nothing(release):

@@ -1,6 +1,7 @@
 """release/seeds.py: the mean and sd over seeds of the contradiction recipe, the share of the F1 spread
 the threshold explains, and the shipped seed (nearest the mean), from the evaluations' own files."""
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -46,44 +47,56 @@ def test_a_seed_without_its_evaluation_is_named(tmp_path):
         summarise(tmp_path, [13, 14])
 
 
-def test_the_seeds_mean_probability_is_decided_at_a_threshold_from_their_out_of_fold_scores(tmp_path):
-    """seed_mean: the selection pairs' out-of-fold P averaged over the seeds gives the threshold (the recipe's
-    rules, read from the run's config); the test pairs' P averaged is decided at it. Two seeds that are one
-    model twice give that model's own threshold and figures."""
+def test_the_seeds_ensemble_comes_out_of_the_trainer_and_the_summary_reads_its_threshold(tmp_path):
+    """python -m train.contradiction ensemble.members=[...]: the selection pairs' out-of-fold P averaged over the
+    seeds gives the threshold (the recipe's rule); the summary decides the seeds' averaged test P at that
+    threshold and chooses nothing itself."""
+    from parser_helpers import compose_cfg
+    from metrics.contradiction import best_f1_threshold
+    from models.contradiction import ContradictionEnsemble, ContradictionModel, load_contradiction_model
+    from release.seeds import _read_predictions
+    from train.contradiction.seed_ensemble import assemble
+    from train.contradiction.threshold_table import read_analysis
+
     rng = np.random.default_rng(1)
     labels = (rng.random(300) < 0.2).astype(int)
-    for k, (run, ev) in enumerate([("runs/contradiction", "eval/contradiction"),
-                                   ("runs/contradiction_seed14", "eval/contradiction_seed14")]):
+    runs = [("runs/contradiction", "eval/contradiction"), ("runs/contradiction_seed14", "eval/contradiction_seed14")]
+    for run, ev in runs:
         test_p = np.clip(labels * 0.4 + rng.random(300) * 0.6, 0, 1)
         _seed(tmp_path, run, ev, 0.7, 0.9, "pooled", labels.tolist(), test_p.tolist(), 0.5)
         sel = [{"id": f"chatgpt/P{i % 30}/{i}", "file": "chatgpt.validation" if i < 100 else "chatgpt.big", "label": int(y),
                 "p_oof": float(np.clip(y * 0.5 + rng.random() * 0.5, 0, 1))} for i, y in enumerate(labels)]
         (tmp_path / run / "validation_analysis.jsonl").write_text("".join(json.dumps(r) + "\n" for r in sel))
-        (tmp_path / run / ".hydra").mkdir()
-        (tmp_path / run / ".hydra" / "config.yaml").write_text("seed: 13\ncv:\n  threshold_rule: pooled\n")
-    out = summarise(tmp_path, [13, 14])["seed_mean"]
-    from release.seeds import _read_predictions
-    from metrics.contradiction import best_f1_threshold
-    from train.contradiction.threshold_table import read_analysis
-    sel = [read_analysis(tmp_path / r / "validation_analysis.jsonl") for r in ("runs/contradiction", "runs/contradiction_seed14")]
-    mean_sel = [(a["p"] + b["p"]) / 2 for a, b in zip(*sel)]
-    assert out["threshold_rule"] == "pooled" and out["threshold"] == pytest.approx(best_f1_threshold(mean_sel, labels.tolist())[0])
-    preds = [_read_predictions(tmp_path / e / "predictions.jsonl") for e in ("eval/contradiction", "eval/contradiction_seed14")]
-    mean_test = np.array([(preds[0][str(i)]["p_contradiction"] + preds[1][str(i)]["p_contradiction"]) / 2 for i in range(300)])
-    flagged = mean_test >= out["threshold"]
-    assert out["predicted"] == flagged.sum() and out["recall"] == pytest.approx((flagged & (labels == 1)).sum() / labels.sum())
-    assert out["cv_f1"] == pytest.approx(best_f1_threshold(mean_sel, labels.tolist())[1])
-
-    # --ensemble: the two seeds' models as one scorer folder, decided at that threshold
-    from models.contradiction import ContradictionEnsemble, ContradictionModel, load_contradiction_model
-
-    for run in ("runs/contradiction", "runs/contradiction_seed14"):
         ContradictionModel(["aligned"], [1.0], 0.0, [0.0], [1.0], threshold=0.9).save(tmp_path / run / "contradiction")
-    main(["--release", str(tmp_path), "--seeds", "13", "14", "--out", str(tmp_path / "s.json"), "--ensemble", str(tmp_path / "E")])
-    ens = load_contradiction_model(tmp_path / "E")
-    assert isinstance(ens, ContradictionEnsemble) and len(ens.members) == 2
-    assert ens.threshold == pytest.approx(out["threshold"]) and ens.info["seeds"] == [13, 14]
-    assert json.loads((tmp_path / "s.json").read_text())["ensemble"] == str(tmp_path / "E")
+    members = ",".join(str(tmp_path / run) for run, _ in runs)
+    cfg = compose_cfg("train_contradiction", ["+experiment=contradiction_mpnet", f"ensemble.members=[{members}]"])
+    made = assemble(cfg, tmp_path / "runs" / "contradiction_seeds")
+    sel = [read_analysis(tmp_path / r / "validation_analysis.jsonl") for r, _ in runs]
+    mean_sel = [(a["p"] + b["p"]) / 2 for a, b in zip(*sel)]
+    t, f1 = best_f1_threshold(mean_sel, labels.tolist())
+    assert made["threshold_rule"] == "pooled" and made["threshold"] == pytest.approx(t) and made["cv_f1"] == pytest.approx(f1)
+    ens = load_contradiction_model(tmp_path / "runs" / "contradiction_seeds" / "contradiction")
+    assert isinstance(ens, ContradictionEnsemble) and len(ens.members) == 2 and ens.threshold == pytest.approx(t)
+
+    out = summarise(tmp_path, [13, 14], Path("runs/contradiction_seeds/contradiction"))["seed_mean"]
+    assert out["threshold"] == pytest.approx(t) and out["threshold_rule"] == "pooled" and out["cv_f1"] == pytest.approx(f1)
+    preds = [_read_predictions(tmp_path / e / "predictions.jsonl") for _, e in runs]
+    mean_test = np.array([(preds[0][str(i)]["p_contradiction"] + preds[1][str(i)]["p_contradiction"]) / 2 for i in range(300)])
+    flagged = mean_test >= t
+    assert out["predicted"] == flagged.sum() and out["recall"] == pytest.approx((flagged & (labels == 1)).sum() / labels.sum())
+
+
+def test_members_that_scored_other_pairs_are_refused_naming_both(tmp_path):
+    from train.contradiction.seed_ensemble import members_mean
+
+    for k, n in enumerate((5, 6)):
+        (tmp_path / f"R{k}").mkdir()
+        rows = [{"id": f"chatgpt/P1/{i}", "file": "chatgpt.validation", "label": 0, "p_oof": 0.1} for i in range(n)]
+        (tmp_path / f"R{k}" / "validation_analysis.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(ValueError, match=r"R1/validation_analysis.jsonl scored other selection pairs than .*R0"):
+        members_mean([tmp_path / "R0", tmp_path / "R1"])
+    with pytest.raises(FileNotFoundError, match="no out-of-fold scores in .*R2"):
+        members_mean([tmp_path / "R0", tmp_path / "R2"])
 
 
 def test_one_rule_for_every_seed_is_chosen_by_its_mean_held_out_f1_over_the_seeds(tmp_path):

@@ -209,3 +209,27 @@ def test_options_the_code_added_since_the_stored_run_resume_at_their_defaults(tm
     with pytest.raises(ConfigMismatchError, match="seed"):
         with claim_run_dir(other, tmp_path, "train.predicates", VOLATILE_KEYS):
             pass
+
+
+def test_an_option_the_code_removed_since_the_stored_run_resumes_and_is_named(tmp_path, caplog):
+    """A recipe said another way (an option gone, its choice now the recipe's): the stored run resumes, and
+    the log names what it had set; anything else that differs still refuses."""
+    from train.predicates import VOLATILE_KEYS
+    from train.run_guard import CONFIG_FILE, ConfigMismatchError, claim_run_dir, config_hash
+
+    cfg = compose_cfg("train_predicates", [f"output_dir={tmp_path}"])
+    with claim_run_dir(cfg, tmp_path, "train.predicates", VOLATILE_KEYS):
+        pass
+    stored = json.loads((tmp_path / CONFIG_FILE).read_text())
+    stored["config"]["stack.context"] = True
+    stored["hash"] = config_hash(stored["config"])
+    (tmp_path / CONFIG_FILE).write_text(json.dumps(stored))
+    with caplog.at_level("WARNING"):
+        with claim_run_dir(cfg, tmp_path, "train.predicates", VOLATILE_KEYS):
+            pass
+    assert "options removed since: stack.context=True" in caplog.text
+    stored["config"]["seed"] = 7
+    (tmp_path / CONFIG_FILE).write_text(json.dumps(stored))
+    with pytest.raises(ConfigMismatchError, match="seed"):
+        with claim_run_dir(cfg, tmp_path, "train.predicates", VOLATILE_KEYS):
+            pass

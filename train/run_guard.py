@@ -125,10 +125,14 @@ def check_stored_config(cfg: DictConfig, run_dir: Path, trainer: str, volatile: 
     mismatch = stored is not None and config_hash(stored["config"]) != config_hash(flat)
     if mismatch:
         added = added_defaults(stored["config"], flat, command_line_keys())
-        if added and config_hash({k: v for k, v in flat.items() if k not in added}) == config_hash(stored["config"]):
+        # options the code no longer has (a recipe said another way): what they chose is now the recipe's to say
+        removed = stored["config"].keys() - flat.keys()
+        if (added or removed) and config_hash({k: v for k, v in flat.items() if k not in added}) == \
+                config_hash({k: v for k, v in stored["config"].items() if k not in removed}):
             # the code grew options since that run, and this run leaves them at their defaults: the same run
-            log.warning("%s: options added since its run, left at their defaults: %s", run_dir,
-                        ", ".join(f"{k}={flat[k]!r}" for k in sorted(added)))
+            log.warning("%s: options added since its run, left at their defaults: %s; options removed since: %s", run_dir,
+                        ", ".join(f"{k}={flat[k]!r}" for k in sorted(added)) or "none",
+                        ", ".join(f"{k}={stored['config'][k]!r}" for k in sorted(removed)) or "none")
             mismatch = False
     if mismatch:
         diff = differences(stored["config"], flat)

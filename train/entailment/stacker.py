@@ -23,10 +23,10 @@ def fit_stacker(cfg: DictConfig, examples, oof_neural: list[float] | None, run_d
     """Logistic regression over lexical signals (+ the neural out-of-fold score, + the reference's
     QAs when cfg.parser and cfg.detector are given), evaluated by the same grouped CV, then fitted
     on all dev and saved as a `stacked` checkpoint. The CV chooses (mean balanced accuracy over the
-    three subsets) among nested candidates: the lexical set, + the other QAs of the same predicate
-    (cfg.stack.context), + the exact structure features, + their similarity versions when
-    cfg.structure_embedder names a sentence embedder, + the richest one's structure features again for QAs
-    answered by a lone pronoun (pron_*)."""
+    three subsets) among the recipe's nested candidate sets (cfg.stack.candidates, candidate_sets below):
+    the lexical set, + the other QAs of the same predicate, + the exact structure features, + their
+    similarity versions when cfg.structure_embedder names a sentence embedder, + the structure features again
+    for QAs answered by a lone pronoun (pron_*), + the pair encoder's contradiction signal."""
     import numpy as np
 
     feats = list(cfg.stack.features)
@@ -34,28 +34,12 @@ def fit_stacker(cfg: DictConfig, examples, oof_neural: list[float] | None, run_d
         feats.append("neural")
     if oof_neural is None:
         feats = [f for f in feats if f != "neural"]
-    # the candidates, each the one before plus a group of features; the CV chooses among them
-    candidates = {"lexical": feats}
-    if cfg.stack.context:  # the other QAs of the same predicate
-        feats = feats + [f for f in CONTEXT_FEATURES if f not in feats]
-        candidates["with_context"] = feats
     structure = None
     if cfg.parser and cfg.detector:
-        embedder = cfg.structure_embedder
-        structure = ReferenceStructure.from_pretrained(cfg.parser, cfg.detector, embedder=embedder,
+        structure = ReferenceStructure.from_pretrained(cfg.parser, cfg.detector, embedder=cfg.structure_embedder,
                                                        scope=cfg.structure_scope or "all")
-        exact = feats + [f for f in EXACT_FEATURES if f not in feats]
-        candidates["with_structure"] = exact
-        if embedder:  # the soft matches (MiniLM) on top of the exact ones
-            candidates["with_structure_similarity"] = exact + list(SIMILARITY_FEATURES)
-    if structure is not None:  # the structure signals of QAs answered by a lone pronoun, weighed apart
-        richest = candidates[list(candidates)[-1]]
-        candidates["with_pronoun_structure"] = richest + [p for p in PRONOUN_FEATURES if p[len("pron_"):] in richest]
     signal = contradiction_signal(cfg, structure)
-    if signal is not None:  # the QA against the nearest sentences, then the pair encoder's P(contradiction) too
-        richest = candidates[list(candidates)[-1]]
-        candidates["with_sentence_similarity"] = richest + ["ctr_sent_sim"]
-        candidates["with_contradiction"] = richest + ["ctr_sent_sim", "ctr_max"]
+    candidates = candidate_sets(cfg.stack.candidates, feats, structure, bool(cfg.structure_embedder), signal)
     every = candidates[list(candidates)[-1]]
     emb = E.EmbeddingScorer() if "embedding" in every else None
     stacker = E.StackedScorer(every, embedding=emb, neural=E.MajorityScorer() if "neural" in every else None,
@@ -119,6 +103,37 @@ def fit_stacker(cfg: DictConfig, examples, oof_neural: list[float] | None, run_d
     info["checkpoint"] = str(out)
     info["weights"] = dict(zip(feats, fmt["coef"]))
     return info
+
+
+# the feature groups a candidate set adds to the one before it (conf/train_entailment.yaml `stack.candidates`)
+GROUPS = ("features", "context", "structure", "structure_similarity", "pronoun_structure", "sentence_similarity",
+          "contradiction")
+
+
+def candidate_sets(groups, feats: list[str], structure, embedder: bool, signal) -> dict[str, list[str]]:
+    """{name: features} from the recipe's candidates (feature groups, in order): each set is the one before plus
+    its group, named `lexical` (features) or `with_GROUP`. A set whose signal this run lacks (no parser and
+    detector for the structure, no sentence embedder for its similarity, no pair encoders for the
+    contradiction signal) is left out."""
+    available = {"features": True, "context": True, "structure": structure is not None,
+                 "structure_similarity": structure is not None and embedder, "pronoun_structure": structure is not None,
+                 "sentence_similarity": signal is not None, "contradiction": signal is not None}
+    out, before = {}, []
+    for group in groups:
+        if group not in GROUPS:
+            raise ValueError(f"stack.candidates: unknown feature group {group!r}; one of {list(GROUPS)}")
+        if not available[group]:
+            continue
+        added = {"features": feats, "context": CONTEXT_FEATURES, "structure": EXACT_FEATURES,
+                 "structure_similarity": SIMILARITY_FEATURES, "sentence_similarity": ["ctr_sent_sim"],
+                 "contradiction": ["ctr_sent_sim", "ctr_max"],
+                 # the structure signals of QAs answered by a lone pronoun, weighed apart
+                 "pronoun_structure": [p for p in PRONOUN_FEATURES if p[len("pron_"):] in before]}[group]
+        before = before + [f for f in added if f not in before]
+        out["lexical" if group == "features" else f"with_{group}"] = before
+    if not out:
+        raise ValueError(f"stack.candidates {list(groups)}: no candidate set this run can build")
+    return out
 
 
 FEATURES_FILE = "stacked_features.npz"
