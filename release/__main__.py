@@ -5,7 +5,8 @@
   --dry-run           list the stages that would run, run nothing
   --cores N           stages at once, one thread each (default: every core)
   --extra-seeds S ..  train and test the contradiction recipe with these seeds too, beside the profile's
-                      extra_contradiction_seeds (release/seeds.py: mean ± sd; the shipped seed is the one nearest it)
+                      extra_contradiction_seeds (full: 14 15); the seeds as one scorer is the shipped one, and
+                      release/seeds.py gives their spread (mean ± sd)
   --stages NAME ..    build only these stages and what they need (e.g. parser detector), no manifest; a later
                       run without it goes on from there
   hub=push hub.repo_id=ORG/NAME [hub.private=false]   then publish the set (release/publish.py)

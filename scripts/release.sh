@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Train, evaluate and gather every shipped model into one folder with manifest.json: bash scripts/release.sh PROFILE DIR [--dry-run] [--extra-seeds 14 15] [hub=push hub.repo_id=ORG/NAME]
-# PROFILE: quick (smoke runs, ~40 min on 2 cores), full (the shipped models, under 3 h) or tiny (tests); release/profiles/.
+# Train, evaluate and gather every shipped model into one folder with manifest.json: bash scripts/release.sh PROFILE DIR [--dry-run] [--extra-seeds S ..] [hub=push hub.repo_id=ORG/NAME]
+# PROFILE: quick (smoke runs, ~40 min on 2 cores), full (the shipped models, three contradiction seeds included; its time: the README) or tiny (tests); release/profiles/.
 # Run again, it trains nothing; killed, it continues where it stopped. Data: $QASEM_DATA_DIR, else ../shared/data.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -1,5 +1,5 @@
 """A seed ensemble of contradiction models (models/contradiction/ensemble.py): written from finished model folders
-(release.seeds --ensemble), loaded wherever one model is, and scored by evaluation.contradiction as the mean of
+(python -m train.contradiction ensemble.members=[...]), loaded wherever one model is, and scored by evaluation.contradiction as the mean of
 what each member gives alone."""
 import json
 

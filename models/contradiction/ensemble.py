@@ -1,7 +1,7 @@
 """Several contradiction models of one recipe (its seeds) as one scorer: each member reads a pair with its
 own pair encoder and its own stack, and the ensemble's P(contradiction) is their mean, decided at the
 ensemble's own threshold (read off the members' averaged out-of-fold P by the recipe's rule:
-release.seeds). One seed's decision moves with where its CV put the threshold; the mean of several
+train/contradiction/seed_ensemble.py). One seed's decision moves with where its CV put the threshold; the mean of several
 does not move as much (docs/experiments/contradiction.md, "the seeds' ensemble").
 
 A folder holds contradiction_ensemble.json and member0/, member1/, ... (each a ContradictionModel folder),
