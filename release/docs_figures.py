@@ -15,7 +15,7 @@ import sys
 from pathlib import Path
 
 from release import readme_table
-from release.readme_table import _pct, _r3
+from release.readme_table import _pct, _r3, release_command
 
 END = "<!-- end of shipped figures -->"
 PAGES = {"parser": "docs/parser.md", "entailment": "docs/entailment.md", "contradiction": "docs/contradiction.md",
@@ -24,13 +24,6 @@ PAGES = {"parser": "docs/parser.md", "entailment": "docs/entailment.md", "contra
 
 def begin(family: str) -> str:
     return f"<!-- shipped figures: {family}, python -m release.docs_figures -->"
-
-
-def release_command(m: dict) -> str:
-    """The command that builds this manifest's set (its extra seeds named, as in the README's table)."""
-    seeds = list((m["metrics"]["contradiction"].get("seeds") or {}).get("seeds") or [])[1:]
-    extra = f" --extra-seeds {' '.join(seeds)}" if seeds else ""
-    return f"bash scripts/release.sh {m['profile']} DIR{extra}"
 
 
 def stage_command(m: dict, name: str) -> str:
@@ -81,7 +74,7 @@ def contradiction_block(m: dict) -> list[str]:
             "(stage `contradiction`")
     if c.get("shipped") == "seed_ensemble":
         seeds = list(sd["seeds"])
-        lines = [f"{head}, once per seed {', '.join(seeds)}; stage `contradiction_seeds` joins them), tested by "
+        lines = [f"{head}, once per seed {', '.join(seeds)}; stage `contradiction_ensemble` joins them), tested by "
                  f"`{stage_command(m, 'eval_contradiction_ensemble')}`; ChatProtect test pairs ({c.get('n') or 0:,}), "
                  "contradiction class:", "",
                  "| scorer | threshold | P / R / **F1** | AUC |", "|---|---|---|---|",
@@ -155,7 +148,7 @@ def main(argv=None) -> int:
     for family, page in [("readme", "README.md"), *PAGES.items()]:
         path = a.root / page
         text = path.read_text()
-        new = (readme_table.replace(text, readme_table.table(m)) if family == "readme"
+        new = (readme_table.readme(text, m) if family == "readme"
                else replace(text, family, block(family, m), page))
         if new == text:
             continue

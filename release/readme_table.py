@@ -49,6 +49,19 @@ def profile_seeds(profile: str) -> list[int]:
     return [int(s) for s in (yaml.safe_load(path.read_text()) or {}).get("extra_contradiction_seeds") or []] if path.exists() else []
 
 
+def release_command(m: dict) -> str:
+    """The command that rebuilds this manifest's set today: seeds beyond its profile's own are named on it."""
+    seeds = list((m["metrics"]["contradiction"].get("seeds") or {}).get("seeds") or [])[1:]  # the recipe's own first
+    extra = [s for s in seeds if int(s) not in profile_seeds(m["profile"])]
+    return f"bash scripts/release.sh {m['profile']} DIR" + (f" --extra-seeds {' '.join(extra)}" if extra else "")
+
+
+def readme(text: str, m: dict) -> str:
+    """The README with the manifest's results table and release time line."""
+    text = replace(text, table(m))
+    return replace(text, "\n".join([TIME_BEGIN, time_line(m), TIME_END]), TIME_BEGIN, TIME_END)
+
+
 def table(m: dict) -> str:
     x = m["metrics"]
     p, e, c, b, d, cop = (x["parser"], x["entailment"], x["contradiction"], x["consistency_benchmark"],
@@ -68,14 +81,10 @@ def table(m: dict) -> str:
          f"{_r3(d['decomp_score'])} ({_pct(d['unsupported_share'])} %)", ""),
         ("copular facts", "FActScore test copula predicates P / R", f"{_pct(cop['precision'])} / {_pct(cop['recall'])}", ""),
     ]
-    # no wall time here: a release resumed after an interruption has no single one (its times, each with
-    # its circumstances, are in docs/release.md)
-    # the command that rebuilds this set today: seeds beyond the profile's own are named on it
-    seeds = list((c.get("seeds") or {}).get("seeds") or [])[1:]  # the recipe's own seed first: the rest were extra
-    extra = [s for s in seeds if int(s) not in profile_seeds(m["profile"])]
-    extra = f" --extra-seeds {' '.join(extra)}" if extra else ""
-    head = (f"Release `{m['profile']}` of {m['date']} (commit `{commit}`, {m['machine']}): `bash scripts/release.sh "
-            f"{m['profile']} DIR{extra}`; its manifest: `docs/results/release-{m['profile']}.json`, its times: "
+    # no wall time here: a release resumed after an interruption has no single one; the release section's time
+    # line (release/timing.py) projects one from the stage times
+    head = (f"Release `{m['profile']}` of {m['date']} (commit `{commit}`, {m['machine']}): `{release_command(m)}`; "
+            f"its manifest: `docs/results/release-{m['profile']}.json`, its times: "
             "[release](docs/release.md).")
     lines = [BEGIN, head, "", "| model | test figure | this release | published |", "|---|---|---|---|"]
     lines += [f"| {a} | {b_} | {c_} | {d_} |" for a, b_, c_, d_ in rows]
@@ -97,8 +106,7 @@ def main(argv=None) -> int:
     ap.add_argument("--check", action="store_true", help="exit 1 when the README's table differs from the manifest's")
     a = ap.parse_args(argv)
     text = a.readme.read_text()
-    m = json.loads(a.manifest.read_text())
-    new = replace(replace(text, table(m)), "\n".join([TIME_BEGIN, time_line(m), TIME_END]), TIME_BEGIN, TIME_END)
+    new = readme(text, json.loads(a.manifest.read_text()))
     if a.check:
         if new != text:
             print(f"{a.readme}: the results table is not {a.manifest}'s; run python -m release.readme_table {a.manifest}",
