@@ -62,7 +62,7 @@ def snakemake_command(profile: str, release: Path, data: Path, cores: int, dry_r
                       extra_seeds: list[int] = (), stages: list[str] = ()) -> list[str]:
     cmd = [sys.executable, "-m", "snakemake", "--snakefile", str(REPO / "release" / "Snakefile"),
            "--directory", str(release), "--cores", str(cores), "--config", f"profile={profile}", f"repo={REPO}",
-           f"data_dir={data}", f"extra_seeds=[{','.join(map(str, extra_seeds))}]", f"drop_outdated={str(not dry_run).lower()}",
+           f"data_dir={data}", f"extra_seeds=[{','.join(map(str, extra_seeds))}]", f"drop_outdated={int(not dry_run)}",
            "--rerun-incomplete", "--nolock"]  # DIR's own lock (below) names its holder
     cmd += [f"stages/{s}.json" for s in stages]  # a stage's target is its stamp; none: rule `all`, the manifest
     return cmd + (["--dry-run", "--quiet", "rules"] if dry_run else ["--quiet", "rules", "host"])

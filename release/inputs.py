@@ -11,6 +11,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from release.imports import closure, entry_modules, lazy_exports, module_files, module_graph
+from release.stamps import RECORD
 
 # the wrapper every stage runs in (release/stage.py: the log, the stamp)
 STAGE_WRAPPER = "release.stage"
@@ -65,10 +66,21 @@ class StageInputs:
         files: list[Path] = []
         name = self.root_config(module)
         if name:
-            configs, targets = self.configs(name, _without_hydra_launcher(overrides))
+            configs, targets = self._configs(name, tuple(self._choosing(overrides)))
             files += configs
             modules |= self.code(*{self._module_of(t) for t in targets} - {None})
         return sorted({*files, *(self.files_of[m] for m in modules)})
+
+    def _choosing(self, overrides) -> list[str]:
+        """The overrides that can change which files compose or which classes the config names: a config group's
+        option (+experiment=X, classifier=Y) or a `_target_`; a plain value (seed=14, parser=PATH) changes neither."""
+        groups = {p.name for p in (self.repo / "conf").iterdir() if p.is_dir()}
+        return [o for o in overrides if "=" in o and (o.split("=", 1)[0].lstrip("+~") in groups
+                                                     or o.split("=", 1)[0].endswith("_target_"))]
+
+    @lru_cache(maxsize=None)
+    def _configs(self, config_name: str, overrides: tuple[str, ...]):
+        return self.configs(config_name, list(overrides))
 
     def _module_of(self, target: str) -> str | None:
         """The repo module a `_target_` (module.attr) is imported from; its lazily exported submodule too."""
@@ -79,10 +91,6 @@ class StageInputs:
                 sub = _lazy_of(self.files_of[mod]).get(parts[k])
                 return f"{mod}.{sub}" if sub and f"{mod}.{sub}" in self.graph else mod
         return None
-
-
-def _without_hydra_launcher(overrides) -> list[str]:
-    return [o for o in overrides if not o.startswith(("hydra.run.", "hydra.sweep."))]
 
 
 @lru_cache(maxsize=None)
@@ -112,9 +120,6 @@ def _targets(node):
 
 
 # ---------------------------------------------------------------------------- a folder built by another pipeline
-RECORD = Path(".inputs") / "stages.json"  # in the release folder: each stage's inputs and command now
-
-
 def _shown(path: str) -> str:
     """A digest file's name as the file it stands for (.inputs/repo/models/x.py.sha256 -> models/x.py)."""
     return path.split("/", 2)[2].removesuffix(".sha256") if path.startswith(".inputs/") else path
@@ -125,12 +130,6 @@ def record_stages(release: Path, inputs: dict[str, list[str]], commands: dict[st
     path = Path(release) / RECORD
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({n: {"inputs": sorted(inputs[n]), "command": commands[n]} for n in inputs}, indent=0))
-
-
-def built_with(release: Path, name: str) -> dict | None:
-    """The stage's entry of the record, for its stamp (None outside a release run)."""
-    path = Path(release) / RECORD
-    return json.loads(path.read_text()).get(name) if path.is_file() else None
 
 
 def outdated(release: Path, inputs: dict[str, list[str]], commands: dict[str, str]) -> dict[str, str]:

@@ -19,8 +19,7 @@ import sys
 import time
 from pathlib import Path
 
-from release.inputs import built_with
-from release.stamps import file_entry, files_under, last_stamp, write_stamp
+from release.stamps import built_with, file_entry, files_under, last_stamp, write_stamp
 
 ONE_THREAD = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "TOKENIZERS_PARALLELISM": "false",
               "HF_HUB_OFFLINE": os.environ.get("HF_HUB_OFFLINE", "1")}

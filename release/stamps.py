@@ -11,6 +11,8 @@ from pathlib import Path
 from data_prep.checksums import sha256_of
 
 STAGES_DIR = "stages"
+# in the release folder: what the pipeline gives each stage to read and run now (release/inputs.py writes it)
+RECORD = Path(".inputs") / "stages.json"
 
 
 def files_under(paths: list[str | Path], root: Path) -> list[Path]:
@@ -34,6 +36,12 @@ def file_entry(path: Path, previous: dict | None = None) -> dict:
     if previous and previous.get("size") == st.st_size and previous.get("mtime_ns") == st.st_mtime_ns:
         return previous
     return {"sha256": sha256_of(path), "size": st.st_size, "mtime_ns": st.st_mtime_ns}
+
+
+def built_with(root: Path, name: str) -> dict | None:
+    """The stage's entry of the record, for its stamp (None outside a release run)."""
+    path = Path(root) / RECORD
+    return json.loads(path.read_text()).get(name) if path.is_file() else None
 
 
 def stamp_path(root: Path, name: str) -> Path:

@@ -71,7 +71,7 @@ def settle(release: Path) -> None:
     latest = max(p.stat().st_mtime_ns for p in (release / ".inputs").rglob("*") if p.is_file())
     record = json.loads((release / ".inputs" / "stages.json").read_text())
     for k, name in enumerate([*[f"stages/{n}.json" for n in record], "manifest.json", "README.md"], 1):
-        os.utime(release / name, ns=(latest + k * 10**9, latest + k * 10**9))
+        os.utime(release / name, ns=(latest + k * 10**6, latest + k * 10**6))  # never ahead of the next edit's digest
 
 
 @contextmanager
