@@ -242,8 +242,10 @@ def test_cli_with_a_tiny_parser_writes_reports_page_and_summary(tmp_path):
     from evaluation.consistency import summarize
     from evaluation.consistency_html import render_page
 
-    assert json.loads((tmp_path / "out" / "summary.json").read_text()) == summary
     assert isinstance(summary.pop("scorer_stats"), dict) and summary == summarize(reports)
+    assert json.loads((tmp_path / "out" / "summary.json").read_text()) == summary
+    # what the run did beside the reports stays out of summary.json (the same reports, the same bytes)
+    assert set(json.loads((tmp_path / "out" / "run.json").read_text())) == {"scorer_stats", "seconds"}
     assert (tmp_path / "out" / "report.html").read_text(encoding="utf-8") == render_page(reports)
     # threshold 0.5: a QA is supported exactly when its score reaches it
     qas = [q for p in reports[0]["sentences"][0]["predicates"] for q in p["qas"]]

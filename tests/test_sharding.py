@@ -15,6 +15,7 @@ import pytest
 
 from conftest import ROOT
 from parser_helpers import compose_cfg
+from test_contradiction import scripted  # noqa: F401  (a fixture: the rule-based components of the contradiction tests)
 
 REFERENCE = "Police arrested a man in Dublin on Monday . He was released later ."
 OUTPUTS = ("reports.jsonl", "summary.json", "report.html")
@@ -224,3 +225,27 @@ def test_the_slurm_launcher_composes_with_the_shards(entry):
     assert cfg.shard.count == 4 and cfg.shard.index == 2
     assert cfg.hydra.launcher._target_.endswith("SlurmLauncher") and cfg.hydra.launcher.gpus_per_node == 1
     assert cfg.hydra.launcher.submitit_folder.startswith(cfg.hydra.sweep.dir)
+
+
+def test_contradiction_two_shards_merge_to_the_one_process_bytes(tmp_path, scripted):
+    """evaluation.contradiction on rule-based components and a trained feature model: 2 shards, merged, give the
+    one-process predictions.jsonl, metrics.json (P / R / F1, AUC, baselines) and report.html."""
+    from evaluation.contradiction import run
+    from test_contradiction import _pairs_file
+    from train.contradiction import train
+
+    pairs = _pairs_file(tmp_path / "pairs.jsonl")
+    ckpt = ["parser=P", "detector=D", "entailment=E"]
+    train(compose_cfg("train_contradiction", [*ckpt, f"data.train_file={pairs}", "cv.folds=2", "cv.C=[1.0]",
+                                              "cv.feature_sets=[numbers]", "selection.files=[]", "analysis_cache=null"]),
+          tmp_path / "R")
+    args = [*ckpt, f"contradiction={tmp_path / 'R' / 'contradiction'}", f"pairs={pairs}", "gate=0"]
+    run(compose_cfg("eval_contradiction", args), tmp_path / "one")
+    sweep = tmp_path / "sweep"
+    for i in (0, 1):
+        run(compose_cfg("eval_contradiction", [*args, "shard.count=2", f"shard.index={i}", f"shard.dir={sweep}",
+                                               "shard.chunk=4"]), sweep / str(i))
+    merge(sweep, tmp_path / "merged")
+    for name in ("predictions.jsonl", "metrics.json", "report.html"):
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "merged" / name).read_bytes(), name
+    assert "baselines" in json.loads((tmp_path / "merged" / "metrics.json").read_text())
