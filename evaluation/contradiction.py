@@ -191,7 +191,7 @@ def write_outputs(preds: list[dict], facts: list[dict], info: dict, out_dir: Pat
 def merge_outputs(rows: list[dict], out_dir: Path, infos: list[dict]) -> dict:
     """evaluation.merge's writer for a sweep of this entry point: the one-process files from the shards' rows."""
     if any(i != infos[0] for i in infos):
-        raise ValueError(f"the shards scored with different thresholds or gates: {infos}")
+        raise ShardError(f"the shards scored with different thresholds or gates: {infos}")
     return write_outputs([r["prediction"] for r in rows], [r["facts"] for r in rows], infos[0], out_dir)
 
 

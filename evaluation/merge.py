@@ -16,7 +16,7 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from evaluation.sharding import Shard, file_sha256, finished
+from evaluation.sharding import Shard, ShardError, file_sha256, finished
 
 log = logging.getLogger("evaluation.merge")
 
@@ -24,8 +24,8 @@ log = logging.getLogger("evaluation.merge")
 ENTRIES = ("evaluation.consistency", "evaluation.contradiction", "evaluation.self_contradiction")
 
 
-class MergeError(ValueError):
-    pass
+class MergeError(ShardError):
+    """A sweep that cannot be merged: the message names the shards, records or files."""
 
 
 def shard_state(shard: Shard) -> tuple[dict | None, str | None]:
@@ -104,7 +104,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.INFO, format="[%(asctime)s][%(name)s][%(levelname)s] - %(message)s")
     try:
         merge(*parse_args(sys.argv[1:] if argv is None else argv))
-    except MergeError as e:
+    except ShardError as e:  # MergeError, or an entry point's own refusal: the message says what and where
         log.error("%s", e)
         return 1
     return 0

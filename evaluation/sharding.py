@@ -55,6 +55,14 @@ def refuse_repeated_ids(ids: list[str], path) -> None:
                          + ", ".join(repr(i) for i in repeated[:50]) + (" ..." if len(repeated) > 50 else ""))
 
 
+def duration(seconds: float) -> str:
+    if seconds != seconds or seconds == float("inf"):
+        return "?"
+    m, s = divmod(int(round(seconds)), 60)
+    h, m = divmod(m, 60)
+    return f"{h}h{m:02d}m{s:02d}s" if h else f"{m}m{s:02d}s"
+
+
 def torchrun_rank() -> tuple[int, int, int] | None:
     """(rank, world size, local rank) under torchrun (its environment), else None."""
     if "WORLD_SIZE" not in os.environ or "RANK" not in os.environ:
@@ -227,7 +235,7 @@ def run_shard(shard: Shard, entry: str, input_path: Path, records: list[dict], i
                 rate = len(rows) / elapsed if elapsed else float("nan")
                 eta = (len(mine) - len(rows)) / rate if rate else float("nan")
                 log.info("%s: %d/%d records, %.2f records/s, ETA %s", shard.name, len(rows), len(mine), rate,
-                         time.strftime("%H:%M:%S", time.gmtime(eta)) if eta == eta else "?")
+                         duration(eta))
             if not mine:
                 _, info = score([])
         except BaseException as e:  # KeyboardInterrupt too: the merge then names this shard and its log

@@ -1,0 +1,132 @@
+"""Sharded scoring against one process: `evaluation.consistency` on the same QASemConsistency responses, once as
+one process at its default threads, once as N shards through Hydra's submitit_local launcher (real processes, one
+thread each, as torchrun gives its ranks) followed by `python -m evaluation.merge`, the two alternating, medians.
+
+    python -m benchmarks.sharded_scoring --release DIR                       # dev + test responses, 2 shards, 3 repeats
+    python -m benchmarks.sharded_scoring --release DIR --splits test --repeats 1     # the test split, bytes compared once
+
+Every run is a whole command (process start, model loading, scoring, files). The fixed cost is measured apart: the
+same one-process command on one response (start, imports, loading), and its share of the one-process time is
+reported (the workload must make it small, or the ratio measures loading). Each run records the load average
+before it (`uptime`): on a machine shared with other jobs the ratio can mean little, and the result says so.
+`same_bytes`: the merged reports.jsonl, summary.json and report.html equal the one-process files in every repeat.
+Result: benchmarks/results/sharded_scoring-<time>.json.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from benchmarks.common import ROOT, machine, median, write_result
+
+OUTPUTS = ("reports.jsonl", "summary.json", "report.html")
+
+
+def write_pairs(data_dir: Path, splits: list[str], path: Path, limit: int | None = None) -> int:
+    """The benchmark's responses as evaluation.consistency pairs (reference, the response's sentences: the parser
+    finds the QAs, as for a user's own responses)."""
+    from evaluation.consistency_benchmark import load_responses
+
+    rows = []
+    for split in splits:
+        responses, _ = load_responses(data_dir / "qasem-consistency" / f"{split}.jsonl", split)
+        rows += [{"id": r["id"], "reference": r["reference"], "generated": r["sentences"]} for r in responses]
+    rows = rows[:limit] if limit else rows
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    return len(rows)
+
+
+def load_average() -> float:
+    return round(os.getloadavg()[0], 2)
+
+
+def timed(cmd: list[str], env: dict, log: Path) -> float:
+    t0 = time.perf_counter()
+    with log.open("w") as f:
+        done = subprocess.run(cmd, cwd=ROOT, env=env, stdout=f, stderr=subprocess.STDOUT)
+    seconds = time.perf_counter() - t0
+    if done.returncode != 0:
+        sys.exit(f"failed ({done.returncode}): {' '.join(cmd)}; log: {log}")
+    return seconds
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--release", default=None, help="a release folder (bash scripts/release.sh PROFILE DIR)")
+    ap.add_argument("overrides", nargs="*", help="more evaluation.consistency options (parser=DIR entailment=DIR "
+                    "detector=DIR in place of --release)")
+    ap.add_argument("--data", default=os.environ.get("QASEM_DATA_DIR", "data/raw"), help="the raw data folder")
+    ap.add_argument("--splits", default="dev,test", help="QASemConsistency splits whose responses are scored")
+    ap.add_argument("--responses", type=int, default=None, help="the first N responses (smoke runs)")
+    ap.add_argument("--shards", type=int, default=2)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--work", default=None, help="where the runs write (default: a temporary folder, removed)")
+    ap.add_argument("--out", default=None, help="result JSON path (default: benchmarks/results/...)")
+    a = ap.parse_args()
+
+    work = Path(a.work or tempfile.mkdtemp(prefix="sharded_scoring-"))
+    work.mkdir(parents=True, exist_ok=True)
+    pairs = work / "pairs.jsonl"
+    n = write_pairs(Path(a.data), a.splits.split(","), pairs, a.responses)
+    one_pair = work / "one_pair.jsonl"
+    one_pair.write_text(pairs.read_text(encoding="utf-8").splitlines(True)[0], encoding="utf-8")
+    base = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}  # one process: torch's default threads
+    sharded_env = {**base, "OMP_NUM_THREADS": "1"}  # one thread per shard, as torchrun sets per rank
+    score = [sys.executable, "-m", "evaluation.consistency", *([f"release={a.release}"] if a.release else []),
+             "progress=false", *a.overrides]
+
+    runs = {"one_process": [], "sharded": [], "fixed_cost": []}
+    for rep in range(a.repeats):
+        d = work / f"r{rep}"
+        plan = {"one_process": lambda: timed([*score, f"pairs={pairs}", f"hydra.run.dir={d / 'one'}"], base,
+                                             d / "one.log"),
+                "sharded": lambda: timed([*score[:3], "-m", *score[3:], f"pairs={pairs}", f"shard.count={a.shards}",
+                                          f"shard.index=range({a.shards})", "hydra/launcher=submitit_local",
+                                          f"hydra.sweep.dir={d / 'sweep'}"], sharded_env, d / "sweep.log")
+                + timed([sys.executable, "-m", "evaluation.merge", str(d / "sweep"), f"out={d / 'merged'}"], base,
+                        d / "merge.log"),
+                "fixed_cost": lambda: timed([*score, f"pairs={one_pair}", f"hydra.run.dir={d / 'fixed'}"], base,
+                                            d / "fixed.log")}
+        d.mkdir(parents=True, exist_ok=True)
+        names = list(plan)
+        for name in names[rep % 2:] + names[:rep % 2]:  # the order alternates: neither is always first
+            load = load_average()
+            seconds = plan[name]()
+            runs[name].append({"seconds": round(seconds, 2), "load_before": load})
+            print(f"repeat {rep} {name}: {seconds:.1f} s (load before {load})", flush=True)
+        same = all((d / "one" / f).read_bytes() == (d / "merged" / f).read_bytes() for f in OUTPUTS)
+        runs["sharded"][-1]["same_bytes"] = same
+        shards = json.loads((d / "merged" / "shards.json").read_text())["shards"]
+        runs["sharded"][-1]["shards"] = shards
+
+    t = {k: median([r["seconds"] for r in v]) for k, v in runs.items()}
+    loads = [r["load_before"] for v in runs.values() for r in v]
+    result = {"machine": machine(), "release": a.release, "overrides": a.overrides, "splits": a.splits, "responses": n,
+              "shards": a.shards, "repeats": a.repeats,
+              "one_process": {"seconds": t["one_process"], "responses_per_s": n / t["one_process"]},
+              "sharded": {"seconds": t["sharded"], "responses_per_s": n / t["sharded"]},
+              "speedup": t["one_process"] / t["sharded"],
+              "fixed_cost_seconds": t["fixed_cost"], "fixed_cost_share": t["fixed_cost"] / t["one_process"],
+              "same_bytes": all(r["same_bytes"] for r in runs["sharded"]),
+              "load_before_runs": {"min": min(loads), "max": max(loads)}, "cpu_count": os.cpu_count(), "runs": runs}
+    print(f"{n} responses ({a.splits}); one process {t['one_process']:.1f} s, {a.shards} shards + merge "
+          f"{t['sharded']:.1f} s (medians of {a.repeats}): {result['speedup']:.2f}x")
+    print(f"fixed cost (start + load + 1 response) {t['fixed_cost']:.1f} s = {100 * result['fixed_cost_share']:.1f}% "
+          f"of the one-process time; merged bytes equal one process: {result['same_bytes']}")
+    if max(loads) > 0.5 * (os.cpu_count() or 1):
+        print(f"WARNING: load average before the runs {min(loads)}-{max(loads)} on {os.cpu_count()} cores: other jobs "
+              "shared the cores, the ratio measures them too", file=sys.stderr)
+    print("wrote", write_result("sharded_scoring", result, a.out))
+    if not a.work:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
