@@ -71,13 +71,14 @@ def torchrun_rank() -> tuple[int, int, int] | None:
 
 
 def rank_device(device):
-    """The configured device; under torchrun with no device given, the rank's own GPU (cuda:LOCAL_RANK) when there is one."""
+    """The configured device; under torchrun with no device given, the rank's own GPU (cuda:LOCAL_RANK) when there is
+    one (more ranks than GPUs share them round-robin), else the default (CPU)."""
     ranks = torchrun_rank()
     if device is not None or ranks is None:
         return device
     import torch
 
-    return f"cuda:{ranks[2]}" if torch.cuda.is_available() else None
+    return f"cuda:{ranks[2] % torch.cuda.device_count()}" if torch.cuda.is_available() else None
 
 
 @dataclass

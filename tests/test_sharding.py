@@ -249,3 +249,21 @@ def test_contradiction_two_shards_merge_to_the_one_process_bytes(tmp_path, scrip
     for name in ("predictions.jsonl", "metrics.json", "report.html"):
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "merged" / name).read_bytes(), name
     assert "baselines" in json.loads((tmp_path / "merged" / "metrics.json").read_text())
+
+
+def test_each_torchrun_rank_gets_its_shard_and_its_gpu(monkeypatch, tmp_path):
+    import torch
+
+    from evaluation.sharding import ShardError, rank_device, shard_from_config
+
+    cfg = compose_cfg("eval_consistency", [f"shard.dir={tmp_path}"])
+    monkeypatch.setenv("RANK", "1")
+    monkeypatch.setenv("WORLD_SIZE", "4")
+    monkeypatch.setenv("LOCAL_RANK", "1")
+    shard = shard_from_config(cfg, tmp_path)
+    assert (shard.index, shard.count) == (1, 4)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    assert rank_device(None) == "cuda:1" and rank_device("cpu") == "cpu"
+    with pytest.raises(ShardError, match="shard.count=3 but torchrun runs 4 ranks"):
+        shard_from_config(compose_cfg("eval_consistency", ["shard.count=3"]), tmp_path)
