@@ -135,7 +135,13 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
     def score(chunk: list[dict]) -> tuple[list[dict], dict]:
         if not pipes:
             pipes.append(build_pipeline(cfg))
-        reports = pipes[0].run(chunk, batched=not cfg.one_at_a_time)
+        batched = not cfg.one_at_a_time
+        if cfg.batch_scope == "pair":  # a report depends on its own pair alone, whatever runs beside it
+            reports = [r for pair in chunk for r in pipes[0].run([pair], batched=batched)]
+        elif cfg.batch_scope == "run":
+            reports = pipes[0].run(chunk, batched=batched)
+        else:
+            raise InputError(f"batch_scope={cfg.batch_scope}: give pair or run")
         return reports, {"scorer_stats": dict(getattr(pipes[0].scorer, "stats", {}))}
 
     if shard is not None:
