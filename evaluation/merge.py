@@ -21,7 +21,7 @@ from evaluation.sharding import Shard, ShardError, file_sha256, finished
 log = logging.getLogger("evaluation.merge")
 
 # the entry point that scored a sweep -> its module's merge_outputs(rows in input order, out dir, shard infos)
-ENTRIES = ("evaluation.consistency", "evaluation.contradiction", "evaluation.self_contradiction")
+ENTRIES = ("evaluation.consistency", "evaluation.contradiction")
 
 
 class MergeError(ShardError):

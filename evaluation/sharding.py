@@ -1,6 +1,5 @@
 """Scoring split into shards that run apart (Hydra multirun on the submitit launcher, torchrun ranks, or plain
-processes) and are merged afterwards (evaluation/merge.py). Shared by evaluation.consistency, .contradiction and
-.self_contradiction.
+processes) and are merged afterwards (evaluation/merge.py). Shared by evaluation.consistency and .contradiction.
 
 A record's shard is a stable hash of its id (sha256 mod N): the same N gives the same shards on every machine and
 every rerun. The sweep folder holds:
