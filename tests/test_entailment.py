@@ -184,9 +184,14 @@ def _compose(config_name, overrides):
 
 
 def test_every_entailment_config_composes():
+    from train.entailment.families import build_classifier
+
     for clf in sorted(p.stem for p in (CONF / "classifier").glob("*.yaml")):
         cfg = _compose("train_entailment", [f"classifier={clf}"])
         assert cfg.classifier.family in E.FAMILIES + ("stacked",)
+        built = build_classifier(cfg.classifier)  # its _target_ is the class of the family it names
+        assert (built.name, built.family) == (clf, cfg.classifier.family)
+        assert not built.neural or built.scorer_class is E.scorer_class(built.family)  # what loads its checkpoints
     for sc in sorted(p.stem for p in (CONF / "scorer").glob("*.yaml")):
         cfg = _compose("eval_entailment", [f"scorer={sc}"])
         assert cfg.scorer.name == sc
@@ -294,6 +299,9 @@ def test_unknown_family_and_missing_data_fail_early(tmp_path):
     cfg = _compose("train_entailment", ["classifier=tiny", f"data.train_file={FIXTURE}",
                                         "classifier.family=nonsense"])
     with pytest.raises(ValueError, match="unknown classifier family"):
+        train(cfg, tmp_path)
+    cfg = _compose("train_entailment", ["classifier=tiny", f"data.train_file={FIXTURE}", "classifier.family=seq2seq"])
+    with pytest.raises(ValueError, match="family 'seq2seq' is not its _target_'s"):
         train(cfg, tmp_path)
     cfg = _compose("train_entailment", ["classifier=tiny", f"data.train_file={tmp_path}/missing.jsonl"])
     with pytest.raises(FileNotFoundError, match="missing.jsonl"):

@@ -1,6 +1,6 @@
 """Training data of the QA-entailment classifier: (premise window, hypothesis, label) triples from
-the benchmark's dev half and the synthetic set, their tokenized dataset and collator per family,
-and the grouped cross-validation folds."""
+the benchmark's dev half and the synthetic set, their tokenized dataset and collator (the classifier's
+family encodes and pads), and the grouped cross-validation folds."""
 from __future__ import annotations
 
 import random
@@ -47,27 +47,11 @@ def synthetic_triples(cfg: DictConfig, scorer: E.NeuralScorer) -> list[tuple[str
 
 # ---------------------------------------------------------------------------- tokenized dataset
 class PairDataset:
-    """Tokenized (premise chunk, hypothesis, label) triples for one family."""
+    """Tokenized (premise chunk, hypothesis, label) triples, encoded as the classifier's family does."""
 
-    def __init__(self, scorer: E.NeuralScorer, triples: list[tuple[str, str, int]]):
-        self.items = []
-        tok = scorer.tokenizer
-        for prem, hyp, lab in triples:
-            for p, h in scorer.split_to_fit(prem, hyp):
-                if scorer.family == "cross_encoder":
-                    enc = tok(p, h, truncation="only_first", max_length=scorer.max_length)
-                    enc["labels"] = int(lab)
-                elif scorer.family == "seq2seq":
-                    enc = tok(scorer.input_text(p, h), truncation=True, max_length=scorer.max_length)
-                    enc["labels"] = [scorer.yes_id if lab else scorer.no_id]
-                    if tok.eos_token_id is not None:
-                        enc["labels"].append(tok.eos_token_id)
-                else:
-                    ids = tok(scorer.input_text(p, h), truncation=True, max_length=scorer.max_length - 1)["input_ids"]
-                    target = scorer.yes_id if lab else scorer.no_id
-                    enc = {"input_ids": ids + [target], "attention_mask": [1] * (len(ids) + 1),
-                           "labels": [-100] * len(ids) + [target]}
-                self.items.append(dict(enc))
+    def __init__(self, classifier, scorer: E.NeuralScorer, triples: list[tuple[str, str, int]]):
+        self.items = [classifier.encode(scorer, p, h, lab)
+                      for prem, hyp, lab in triples for p, h in scorer.split_to_fit(prem, hyp)]
 
     def __len__(self):
         return len(self.items)
@@ -76,7 +60,8 @@ class PairDataset:
         return self.items[i]
 
 
-def collate_fn(tokenizer, family: str):
+def collate_fn(tokenizer, classifier):
+    """Pads a batch of PairDataset items; the classifier's family pads the labels."""
     import torch
 
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else 0
@@ -87,13 +72,7 @@ def collate_fn(tokenizer, family: str):
                "attention_mask": torch.tensor([b["attention_mask"] + [0] * (n - len(b["attention_mask"])) for b in batch])}
         if "token_type_ids" in batch[0]:
             out["token_type_ids"] = torch.tensor([b["token_type_ids"] + [0] * (n - len(b["token_type_ids"])) for b in batch])
-        if family == "cross_encoder":
-            out["labels"] = torch.tensor([b["labels"] for b in batch])
-        elif family == "seq2seq":
-            m = max(len(b["labels"]) for b in batch)
-            out["labels"] = torch.tensor([b["labels"] + [-100] * (m - len(b["labels"])) for b in batch])
-        else:
-            out["labels"] = torch.tensor([b["labels"] + [-100] * (n - len(b["labels"])) for b in batch])
+        out["labels"] = torch.tensor(classifier.pad_labels([b["labels"] for b in batch], n))
         return out
 
     return collate

@@ -25,8 +25,9 @@ uninterrupted run. Another configuration in that dir is refused. Folds can train
 `cv.only_folds=[3,4] hydra.output_subdir=.hydra-folds-3-4` in the same run dir beside the whole run, which
 waits for a fold in flight and reuses it (each fold is locked while it trains).
 
-This module runs the stages; the rest of the job lives beside it: train.entailment.data (training
-triples, dataset, grouped folds), train.entailment.model (model, scorer, one Trainer run),
+This module runs the stages; the rest of the job lives beside it: train.entailment.families (the
+classifier that conf/classifier/NAME.yaml's _target_ names, built once here: model, scorer, encoding),
+train.entailment.data (training triples, dataset, grouped folds), train.entailment.fit (one Trainer run),
 train.entailment.resume (stage markers, the resume key), train.entailment.stacker (the logistic
 regression and a finished neural run's scores).
 """
@@ -48,7 +49,8 @@ from models import entailment as E
 from models.checkpoint import is_hub_id
 from models.model_paths import resolve_model_path
 from train.entailment.data import dev_triples, group_folds, synthetic_triples
-from train.entailment.model import build_model, fit, load_tokenizer, make_scorer, neural_scores
+from train.entailment.families import Classifier, NeuralClassifier, build_classifier
+from train.entailment.fit import fit
 from train.entailment.resume import VOLATILE_KEYS, forget_stages, mark_done, stage_done, stage_lock
 from train.resume import parse_resume, refuse_path_for_stages
 from train.run_guard import claim_run_dir
@@ -61,12 +63,11 @@ log = logging.getLogger(__name__)
 
 
 # ---------------------------------------------------------------------------- config checks
-def check_config(cfg: DictConfig) -> None:
-    """Fail before any training on an unknown family, an unloadable model or missing data."""
-    fam = cfg.classifier.family
+def check_config(cfg: DictConfig, clf: Classifier | None = None) -> None:
+    """Fail before any training on an unknown family, an unloadable model or missing data (`clf`: the
+    classifier train() built; None: the one cfg.classifier describes)."""
     refuse_path_for_stages(parse_resume(cfg.resume), "train.entailment", "RUN/trainer/<stage>")
-    if fam not in E.FAMILIES + ("stacked",):
-        raise ValueError(f"unknown classifier family {fam!r}; expected one of {E.FAMILIES + ('stacked',)}")
+    clf = clf or build_classifier(cfg.classifier)
     train_file = Path(hydra.utils.to_absolute_path(cfg.data.train_file))
     if not train_file.exists():
         raise FileNotFoundError(f"training data {train_file} not found (set paths.data_dir or QASEM_DATA_DIR)")
@@ -85,25 +86,12 @@ def check_config(cfg: DictConfig) -> None:
     only = only_folds(cfg)
     if only is not None:
         bad = [i for i in only if not 0 <= i < (cfg.cv.folds or 0)]
-        if fam == "stacked" or bad or parse_resume(cfg.resume).mode != "auto":
+        if not clf.neural or bad or parse_resume(cfg.resume).mode != "auto":
             raise ValueError(f"cv.only_folds={only}: trains some CV folds of a neural classifier beside the run of "
                              f"every fold in the same run dir; needs indices in 0..{(cfg.cv.folds or 0) - 1} "
-                             f"(cv.folds={cfg.cv.folds}), a neural family (not {fam!r}) and resume=auto"
+                             f"(cv.folds={cfg.cv.folds}), a neural family (not {clf.family!r}) and resume=auto"
                              + (f"; out of range: {bad}" if bad else ""))
-    if fam == "stacked":
-        return
-    from transformers import AutoConfig
-
-    if cfg.classifier.random_config:
-        tok = resolve_model_path(cfg.classifier.tokenizer or "minilm")
-        load_tokenizer(tok)
-        return
-    name = resolve_model_path(cfg.classifier.model_name_or_path)
-    try:
-        AutoConfig.from_pretrained(name)
-    except Exception as e:  # no local folder and no Hub: say so before anything runs
-        raise ValueError(f"cannot load model {cfg.classifier.model_name_or_path!r} ({type(e).__name__}: {e}); "
-                         "give a local folder, 'minilm', or a Hub id on a machine that reaches the Hub") from None
+    clf.check()
 
 
 # ---------------------------------------------------------------------------- neural stages
@@ -113,54 +101,55 @@ def stage_saved(run_dir: Path, stage: str, info: dict) -> dict:
     return info
 
 
-def pretrain_synthetic(cfg: DictConfig, run_dir: Path) -> dict:
+def pretrain_synthetic(cfg: DictConfig, clf: NeuralClassifier, run_dir: Path) -> dict:
     """Stage 1: pre-train on the synthetic set and save RUN/pretrained, a complete checkpoint on
     its own (scored zero-shot on the benchmark, or used as a stacked feature)."""
     init = str(run_dir / "pretrained")
     with stage_lock(run_dir / "pretrained"):  # a cv.only_folds run beside this one needs it too: one of them trains it
         done = stage_done(run_dir / "pretrained")
-        return done if done is not None else _pretrain_synthetic(cfg, run_dir, init)
+        return done if done is not None else _pretrain_synthetic(cfg, clf, run_dir, init)
 
 
-def _pretrain_synthetic(cfg: DictConfig, run_dir: Path, init: str) -> dict:
+def _pretrain_synthetic(cfg: DictConfig, clf: NeuralClassifier, run_dir: Path, init: str) -> dict:
     log.info("pre-training on the synthetic set %s", cfg.synthetic.file)
     set_seed(cfg.seed)
-    model, tok = build_model(cfg)
-    triples = synthetic_triples(cfg, make_scorer(cfg, model, tok))
-    stats = fit(cfg, model, tok, triples, run_dir / "trainer" / "pretrained", cfg.synthetic.trainer.args)
+    model, tok = clf.build(cfg.seed)
+    triples = synthetic_triples(cfg, clf.scorer(model, tok, cfg.eval_batch_size))
+    stats = fit(cfg, clf, model, tok, triples, run_dir / "trainer" / "pretrained", cfg.synthetic.trainer.args)
     model.save_pretrained(init)
     tok.save_pretrained(init)
-    fmt = make_scorer(cfg, model, tok).format_dict()
+    fmt = clf.scorer(model, tok, cfg.eval_batch_size).format_dict()
     fmt.update(threshold=None, trained_on="synthetic QA-SRL/QANom entailment set only")
     E.save_format(init, fmt)
     return stage_saved(run_dir, "pretrained", mark_done(run_dir / "pretrained", {**stats, "pretrained_dir": init}))
 
 
-def train_fold(cfg: DictConfig, examples: list[dict], fi: int, n_folds: int, train_idx: list[int],
+def train_fold(cfg: DictConfig, clf: NeuralClassifier, examples: list[dict], fi: int, n_folds: int, train_idx: list[int],
                test_idx: list[int], init: str | None, run_dir: Path) -> dict:
     """Stage 2, one CV fold: train on `train_idx`, score `test_idx`; {"test", "scores", "stats"}.
     A finished fold is reused when it held out the same examples."""
     fold_dir = run_dir / "folds" / f"fold-{fi}"
     with stage_lock(fold_dir):  # a cv.only_folds run beside this one may be training it: wait, then reuse it
-        return _train_fold(cfg, examples, fi, n_folds, train_idx, test_idx, init, run_dir, fold_dir)
+        return _train_fold(cfg, clf, examples, fi, n_folds, train_idx, test_idx, init, run_dir, fold_dir)
 
 
-def _train_fold(cfg: DictConfig, examples: list[dict], fi: int, n_folds: int, train_idx: list[int],
+def _train_fold(cfg: DictConfig, clf: NeuralClassifier, examples: list[dict], fi: int, n_folds: int, train_idx: list[int],
                 test_idx: list[int], init: str | None, run_dir: Path, fold_dir: Path) -> dict:
     done = stage_done(fold_dir)
     if done is not None and done["test"] == test_idx:
         return done
     set_seed(cfg.seed + 1 + fi)  # each stage seeds itself, so a resumed run trains it identically
-    model, tok = build_model(cfg, init)
-    sc = make_scorer(cfg, model, tok)
-    stats = fit(cfg, model, tok, dev_triples(sc, [examples[i] for i in train_idx]), run_dir / "trainer" / f"fold-{fi}")
-    scores = neural_scores(cfg, model, tok, [examples[i] for i in test_idx])
+    model, tok = clf.build(cfg.seed, init)
+    sc = clf.scorer(model, tok, cfg.eval_batch_size)
+    stats = fit(cfg, clf, model, tok, dev_triples(sc, [examples[i] for i in train_idx]), run_dir / "trainer" / f"fold-{fi}")
+    scores = clf.scorer(model, tok, cfg.eval_batch_size).score_examples([examples[i] for i in test_idx])
     done = stage_saved(run_dir, f"fold-{fi}", mark_done(fold_dir, {"test": test_idx, "scores": scores, "stats": stats}))
     log.info("fold %d/%d: trained on %d QAs (%s), scored %d", fi + 1, n_folds, len(train_idx), stats, len(test_idx))
     return done
 
 
-def cross_validate(cfg: DictConfig, examples: list[dict], init: str | None, run_dir: Path) -> tuple[list, int]:
+def cross_validate(cfg: DictConfig, clf: NeuralClassifier, examples: list[dict], init: str | None,
+                   run_dir: Path) -> tuple[list, int]:
     """(out-of-fold score per example, None where no fold scored it; the number of folds)."""
     oof = [None] * len(examples)
     folds = group_folds(examples, cfg.cv.folds, cfg.seed) if cfg.cv.folds else []
@@ -171,7 +160,7 @@ def cross_validate(cfg: DictConfig, examples: list[dict], init: str | None, run_
         if only is not None and fi not in only:
             continue
         te = [int(i) for i in te]
-        done = train_fold(cfg, examples, fi, len(folds), tr, te, init, run_dir)
+        done = train_fold(cfg, clf, examples, fi, len(folds), tr, te, init, run_dir)
         for i, s in zip(te, done["scores"]):
             oof[i] = s
     return oof, len(folds)
@@ -202,57 +191,56 @@ def cv_summary(examples: list[dict], oof: list, n_folds: int, run_dir: Path) -> 
     return cv
 
 
-def train_final(cfg: DictConfig, examples: list[dict], init: str | None, n_folds: int, threshold: float | None,
-                run_dir: Path) -> dict:
+def train_final(cfg: DictConfig, clf: NeuralClassifier, examples: list[dict], init: str | None, n_folds: int,
+                threshold: float | None, run_dir: Path) -> dict:
     """Stage 3: the model trained on all of dev, saved as RUN/checkpoint with the CV threshold."""
     ckpt = run_dir / "checkpoint"
     done = stage_done(ckpt)
     if done is not None:
         return done
     set_seed(cfg.seed + 1 + n_folds)
-    model, tok = build_model(cfg, init)
-    sc = make_scorer(cfg, model, tok)
-    stats = fit(cfg, model, tok, dev_triples(sc, examples), run_dir / "trainer" / "final")
-    lora = bool(cfg.classifier.lora.enabled)
-    if lora and (cfg.classifier.random_config or cfg.classifier.lora.get("merge", False)):
+    model, tok = clf.build(cfg.seed, init)
+    sc = clf.scorer(model, tok, cfg.eval_batch_size)
+    stats = fit(cfg, clf, model, tok, dev_triples(sc, examples), run_dir / "trainer" / "final")
+    lora = bool(clf.lora["enabled"])
+    if lora and (clf.random_config or clf.lora.get("merge", False)):
         model = model.merge_and_unload()  # no base model to load an adapter onto: save it whole
         lora = False
     model.save_pretrained(ckpt)
     tok.save_pretrained(ckpt)
-    fmt = make_scorer(cfg, model, tok).format_dict()
+    fmt = clf.scorer(model, tok, cfg.eval_batch_size).format_dict()
     fmt["threshold"] = threshold
     fmt["trained_on"] = "qasem-consistency dev" + (" after synthetic pre-training" if init else "")
     if lora:  # an adapter folder: load_scorer puts it on the base model again
-        fmt["base_model"] = resolve_model_path(cfg.classifier.model_name_or_path)
+        fmt["base_model"] = resolve_model_path(clf.model_name_or_path)
     E.save_format(ckpt, fmt)
     return stage_saved(run_dir, "final", mark_done(ckpt, stats))
 
 
-def zero_shot_descriptor(cfg: DictConfig, run_dir: Path) -> str:
+def zero_shot_descriptor(cfg: DictConfig, clf: NeuralClassifier, run_dir: Path) -> str:
     """No training at all: RUN/checkpoint is a descriptor naming the base model (a random model,
     having no name, is saved whole)."""
-    model, tok = build_model(cfg)
+    model, tok = clf.build(cfg.seed)
     ckpt = run_dir / "checkpoint"
     tok.save_pretrained(ckpt)
-    fmt = make_scorer(cfg, model, tok).format_dict()
-    fmt.update(threshold=None, trained_on="nothing (zero-shot)",
-               base_model=resolve_model_path(cfg.classifier.model_name_or_path))
-    if cfg.classifier.random_config:
+    fmt = clf.scorer(model, tok, cfg.eval_batch_size).format_dict()
+    fmt.update(threshold=None, trained_on="nothing (zero-shot)", base_model=resolve_model_path(clf.model_name_or_path))
+    if clf.random_config:
         model.save_pretrained(ckpt)  # a random model has no name to load it by
         fmt.pop("base_model")
     E.save_format(ckpt, fmt)
     return str(ckpt)
 
 
-def run_neural(cfg: DictConfig, examples: list[dict], run_dir: Path) -> dict:
+def run_neural(cfg: DictConfig, clf: NeuralClassifier, examples: list[dict], run_dir: Path) -> dict:
     """The neural stages in order: synthetic pre-training (synthetic.enabled), the CV folds, the
     final model (final.train), or a zero-shot descriptor when nothing is trained."""
     info: dict = {}
     init = None
     if cfg.synthetic.enabled:
-        info["synthetic"] = pretrain_synthetic(cfg, run_dir)
+        info["synthetic"] = pretrain_synthetic(cfg, clf, run_dir)
         init = str(run_dir / "pretrained")
-    oof, n_folds = cross_validate(cfg, examples, init, run_dir)
+    oof, n_folds = cross_validate(cfg, clf, examples, init, run_dir)
     if only_folds(cfg) is not None:  # a part of the CV: the run of every fold summarizes it and trains the final model
         return {"folds_trained": only_folds(cfg), "oof_scores": oof}
     cv = cv_summary(examples, oof, n_folds, run_dir)
@@ -260,10 +248,10 @@ def run_neural(cfg: DictConfig, examples: list[dict], run_dir: Path) -> dict:
         info["cv"] = cv
     info["oof_scores"] = oof
     if cfg.final.train:
-        info["final"] = train_final(cfg, examples, init, n_folds, info.get("cv", {}).get("threshold"), run_dir)
+        info["final"] = train_final(cfg, clf, examples, init, n_folds, info.get("cv", {}).get("threshold"), run_dir)
         info["checkpoint"] = str(run_dir / "checkpoint")
     elif init is None and not n_folds:
-        info["checkpoint"] = zero_shot_descriptor(cfg, run_dir)
+        info["checkpoint"] = zero_shot_descriptor(cfg, clf, run_dir)
     return info
 
 
@@ -302,29 +290,30 @@ def wandb_summary(metrics: dict) -> dict:
 
 def train(cfg: DictConfig, run_dir: str | Path | None = None) -> dict:
     """Train (CV + final model) and return the metrics dict also written to all_results.json."""
-    check_config(cfg)
+    clf = build_classifier(cfg.classifier)  # built once here: every stage below takes this object
+    check_config(cfg, clf)
     run_dir = Path(run_dir or cfg.output_dir or ".")
     part = None if only_folds(cfg) is None else "folds-" + "-".join(map(str, only_folds(cfg)))
     with claim_run_dir(cfg, run_dir, "train.entailment", VOLATILE_KEYS, checkpoints=None, part=part):
         if parse_resume(cfg.resume).fresh:
             forget_stages(run_dir)
             shutil.rmtree(run_dir / "trainer", ignore_errors=True)  # and a killed stage's checkpoints
-        return _train(cfg, run_dir)
+        return _train(cfg, clf, run_dir)
 
 
-def _train(cfg: DictConfig, run_dir: Path) -> dict:
+def _train(cfg: DictConfig, clf: Classifier, run_dir: Path) -> dict:
     set_seed(cfg.seed)
     examples, skipped = read_consistency(hydra.utils.to_absolute_path(cfg.data.train_file), "dev")
     if cfg.data.limit:
         examples = examples[: int(cfg.data.limit)]
     if not examples:
         raise ValueError(f"{cfg.data.train_file}: no usable examples (skipped {dict(skipped)})")
-    run = init_wandb(cfg, "train-entailment", str(run_dir), name=f"entailment-{cfg.classifier.name}")
-    metrics: dict = {"classifier": cfg.classifier.name, "family": cfg.classifier.family,
+    run = init_wandb(cfg, "train-entailment", str(run_dir), name=f"entailment-{clf.name}")
+    metrics: dict = {"classifier": clf.name, "family": clf.family,
                      "train_examples": len(examples), "skipped": dict(skipped)}
     oof, neural_dir = None, None
-    if cfg.classifier.family != "stacked":
-        info = run_neural(cfg, examples, run_dir)
+    if clf.neural:
+        info = run_neural(cfg, clf, examples, run_dir)
         oof = info.pop("oof_scores")
         if "folds_trained" in info:  # cv.only_folds: no summary of its own beside the whole run's
             log.info("trained folds %s of %s; the run of every fold in this run dir summarizes them",
@@ -338,7 +327,7 @@ def _train(cfg: DictConfig, run_dir: Path) -> dict:
         neural_dir = Path(info["checkpoint"]) if "checkpoint" in info else None
     else:
         oof, neural_dir = stacker_neural_scores(cfg, examples, metrics)
-    if cfg.classifier.family == "stacked" or cfg.stack.enabled:
+    if not clf.neural or cfg.stack.enabled:
         metrics["stacked"] = fit_stacker(cfg, examples, oof, run_dir, neural_dir)
     (run_dir / "all_results.json").write_text(json.dumps(metrics, indent=1))
     (run_dir / "metrics.json").write_text(json.dumps(metrics, indent=1))
@@ -346,18 +335,11 @@ def _train(cfg: DictConfig, run_dir: Path) -> dict:
         run.summary.update(wandb_summary(metrics))
         run.finish()
     if cfg.hub.push:
-        publish(cfg, metrics, run_dir)
+        publish(cfg, clf, metrics, run_dir)
     return metrics
 
 
-def _base_model(classifier) -> str | None:
-    """The Hub model a neural classifier starts from, for the card (none for the stacked family or offline weights)."""
-    if classifier.family == "stacked" or classifier.model_name_or_path in (None, "minilm"):
-        return None
-    return classifier.model_name_or_path
-
-
-def publish(cfg: DictConfig, metrics: dict, run_dir: Path) -> None:
+def publish(cfg: DictConfig, clf: Classifier, metrics: dict, run_dir: Path) -> None:
     folder = Path(metrics.get("stacked", {}).get("checkpoint") or metrics.get("checkpoint"))
     cv = metrics.get("stacked", {}).get("cv") or metrics.get("cv") or {}
     results = [{"task_type": "text-classification", "dataset_type": "qasem-consistency",
@@ -367,12 +349,12 @@ def publish(cfg: DictConfig, metrics: dict, run_dir: Path) -> None:
     structure = json.loads((folder / E.FORMAT_FILE).read_text()).get("structure")
     needs = (f" It parses each reference with the parser {structure['parser']} and the predicate detector "
              f"{structure['detector']}, which load_scorer fetches.") if structure else ""
-    write_model_card(folder, model_name=f"qasem-entailment-{cfg.classifier.name}",
+    write_model_card(folder, model_name=f"qasem-entailment-{clf.name}",
                      description="QA-entailment classifier: premise = reference, hypothesis = QASem question + answer; "
                                  "outputs P(supported). Load with models.entailment.load_scorer(folder)." + needs,
                      results=results, datasets=["ariecattan/qasem_consistency"],
-                     command=f"python -m train.entailment classifier={cfg.classifier.name}",
-                     base_model=_base_model(cfg.classifier),
+                     command=f"python -m train.entailment classifier={clf.name}",
+                     base_model=clf.card_base_model,
                      tags=["qasem", "factual-consistency"])
     push_folder(folder, cfg.hub.repo_id, private=cfg.hub.private)
 
