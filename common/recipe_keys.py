@@ -10,6 +10,8 @@ import yaml
 from hydra.experimental.callback import Callback
 from omegaconf import DictConfig, OmegaConf
 
+from common.renamed_keys import refuse_renamed, renamed_message
+
 
 def _training_arguments_fields() -> set[str]:
     import dataclasses
@@ -58,15 +60,34 @@ def schema_of(config_name: str, choices: dict, compose) -> DictConfig:
     return compose(config_name=config_name, overrides=overrides)
 
 
+def leaf_keys(node, prefix: str = "") -> list[str]:
+    """The dotted keys of a loaded YAML mapping's leaves (`prefix`: the mapping's own key)."""
+    if not isinstance(node, dict) or not node:
+        return [prefix] if prefix else []
+    return [k for key, value in node.items() for k in leaf_keys(value, f"{prefix}.{key}" if prefix else str(key))]
+
+
+def _at(node: dict, dotted: str):
+    for part in dotted.split("."):
+        node = node[part]
+    return node
+
+
 def check_recipe(recipe_file: Path, schema: DictConfig, root: str) -> None:
-    """Raise UndeclaredRecipeKey naming the file and its undeclared keys (`root`: the root config's name)."""
+    """Raise UndeclaredRecipeKey naming the file and its undeclared keys (`root`: the root config's name), and the
+    name a renamed one has now."""
     recipe = yaml.safe_load(Path(recipe_file).read_text()) or {}
     bad = undeclared_keys(recipe, schema, root)
     if bad:
+        # an undeclared block (optim:) is reported once; its settings say what each is called now
+        leaves = {b: leaf_keys(_at(recipe, b), b) for b in bad}
+        renamed = renamed_message([k for ks in leaves.values() for k in ks], root)
+        unknown = [b for b, ks in leaves.items() if not renamed_message(ks, root)]
         raise UndeclaredRecipeKey(
             f"{recipe_file}: {', '.join(bad)} {'is' if len(bad) == 1 else 'are'} not declared by its root config or "
-            "the group options it selects (a misspelt key? a new setting is declared, with its default, in the "
-            "YAML that the code reads it from)")
+            "the group options it selects" + (f"; renamed: {renamed}" if renamed else "") +
+            (" (a misspelt key? a new setting is declared, with its default, in the YAML that the code reads it from)"
+             if unknown else ""))
 
 
 def experiment_file(name: str, config_sources) -> Path | None:
@@ -80,13 +101,16 @@ def experiment_file(name: str, config_sources) -> Path | None:
 
 
 class RecipeKeysCallback(Callback):
-    """At launch (before the task runs): refuse an experiment file that names an undeclared key."""
+    """At launch (before the task runs): refuse an experiment file that names an undeclared key, and a command line
+    that sets a renamed one."""
 
     def on_job_start(self, config: DictConfig, **kwargs) -> None:
         from hydra import compose
         from hydra.core.hydra_config import HydraConfig
 
         hc = HydraConfig.get()
+        # `+optim.epochs=3`, as Hydra suggests for a key it does not find, composes and would leave it unread
+        refuse_renamed(hc.overrides.task, hc.job.config_name)
         choices = dict(hc.runtime.choices)
         name = choices.get("experiment")
         if not name:

@@ -60,3 +60,40 @@ def test_a_misspelt_key_stops_the_launch(tmp_path):
     assert out.returncode != 0
     assert str(path) in out.stderr and "data.max_eval_sentence " in out.stderr, out.stderr[-2000:]
     assert not (tmp_path / "run" / "checkpoints").exists()
+
+
+def test_a_renamed_key_is_refused_naming_its_new_name(tmp_path):
+    """An old recipe or command (optim.*, encoder.epochs: the optimizer settings took the TrainingArguments names)
+    is refused with the name each setting has now, not only as an unknown key."""
+    from hydra.core.hydra_config import HydraConfig
+
+    from common.recipe_keys import RecipeKeysCallback
+    from common.renamed_keys import RenamedKey
+
+    recipe = tmp_path / "old_recipe.yaml"
+    recipe.write_text("# @package _global_\noptim:\n  epochs: 5\n  batch_size: 8\nstack:\n  enabled: true\n  mispelt: 1\n")
+    with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
+        schema = compose(config_name="train_entailment")
+        # +key=value (Hydra's advice for a key it lacks) composes, and would train with the setting unread
+        cfg = compose(config_name="train_contradiction", overrides=["+encoder.epochs=2"], return_hydra_config=True)
+    with pytest.raises(UndeclaredRecipeKey) as e:
+        check_recipe(recipe, schema, "train_entailment")
+    msg = str(e.value)
+    assert "optim.epochs -> trainer.args.num_train_epochs" in msg and "stack.mispelt" in msg
+    assert "optim.batch_size -> trainer.args.per_device_train_batch_size" in msg and "misspelt key?" in msg
+    HydraConfig.instance().set_config(cfg)
+    try:
+        with pytest.raises(RenamedKey, match=r"encoder\.epochs -> encoder\.trainer\.args\.num_train_epochs"):
+            RecipeKeysCallback().on_job_start(config=cfg)
+    finally:
+        HydraConfig.instance().cfg = None  # other tests read the command line from it
+
+
+@pytest.mark.slow  # a launch (15 s): the check itself is tested in-process above
+def test_a_renamed_key_on_the_command_line_stops_the_launch(tmp_path):
+    """python -m train.entailment names the new key before Hydra would answer "not in struct"."""
+    out = subprocess.run([sys.executable, "-m", "train.entailment", "synthetic.optim.learning_rate=1e-4",
+                          f"hydra.run.dir={tmp_path / 'run'}"], cwd=ROOT, env={**os.environ, "PYTHONPATH": str(ROOT)},
+                         capture_output=True, text=True, timeout=300)
+    assert out.returncode != 0 and not (tmp_path / "run").exists()
+    assert "synthetic.optim.learning_rate -> synthetic.trainer.args.learning_rate" in out.stderr, out.stderr[-2000:]
