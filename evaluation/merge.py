@@ -5,8 +5,9 @@
 Checks that every shard finished (a failed or unfinished one is named with its log), that its outputs are the ones
 it wrote (sha256), that the input file has not changed, and that every input record appears exactly once (the
 missing and the repeated ids are named). Then the entry point that scored the sweep writes its files from the
-records in input order (evaluation.consistency: reports.jsonl, summary.json, report.html), the same bytes as one
-process scoring the same input. DIR/shards.json holds each shard's records, seconds and throughput."""
+records in input order (evaluation.consistency: reports.jsonl, summary.json, report.html; evaluation.contradiction:
+predictions.jsonl, metrics.json, report.html; evaluation.self_contradiction: generations, pairs and revised JSONL,
+metrics.json, report.html), the same bytes as one process scoring the same input. DIR/shards.json holds each shard's records, seconds and throughput."""
 from __future__ import annotations
 
 import importlib
@@ -21,7 +22,7 @@ from evaluation.sharding import Shard, ShardError, file_sha256, finished
 log = logging.getLogger("evaluation.merge")
 
 # the entry point that scored a sweep -> its module's merge_outputs(rows in input order, out dir, shard infos)
-ENTRIES = ("evaluation.consistency", "evaluation.contradiction")
+ENTRIES = ("evaluation.consistency", "evaluation.contradiction", "evaluation.self_contradiction")
 
 
 class MergeError(ShardError):

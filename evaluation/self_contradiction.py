@@ -10,7 +10,12 @@ QASem QAs; docs/self_contradiction.md):
 
 Writes D/generations.jsonl (every text, trigger and revise request with its answer, status and refusal),
 D/pairs.jsonl (the scored pairs in the shared ChatProtect JSONL format: add "label" to train the scorer on them),
-D/revised.jsonl ({"id", "text", "revised"} and what changed), D/metrics.json and D/report.html.
+D/revised.jsonl ({"id", "text", "revised"} and what changed), D/metrics.json (the same bytes for the same texts and
+models), D/report.html, and D/run.json (what this run took: each step's seconds, generator usage, cache, wall time).
+
+Given texts (generator=none texts=FILE or pairs=FILE) shard like evaluation.consistency (-m shard.count=N
+'shard.index=range(N)', or torchrun; launch/README.md), then python -m evaluation.merge SWEEP out=DIR writes the
+one-process files; a run with a generator stays one process (SHARD_REFUSAL says why).
 """
 from __future__ import annotations
 
@@ -25,10 +30,18 @@ from omegaconf import DictConfig, OmegaConf
 
 from common.tracking import init_wandb
 from data_prep.records import DataFormatError
+from evaluation.sharding import ShardError, refuse_repeated_ids, run_shard, settings_of, shard_from_config
 from models.progress import run_with_summary
 
 log = logging.getLogger(__name__)
 INPUTS = ("topics", "prompts", "texts", "pairs")
+# what a run took, not what it found: run.json, so that metrics.json is the same bytes for the same texts
+RUN_FIGURES = ("steps", "generator_usage")
+SHARD_REFUSAL = ("sharded self-contradiction scores given texts with no model that writes: generator=none texts=FILE "
+                 "(or pairs=FILE), mitigation none or delete. A run with a generator stays one process: the figures "
+                 "it computes over all texts at once (perplexity, the generator's usage and response cache) are not "
+                 "rebuilt from shards, and a server's sampled answers need not repeat in another process; "
+                 "drop shard.count")
 
 
 def read_input(cfg: DictConfig) -> tuple[str, list[dict], dict]:
@@ -87,10 +100,98 @@ def pair_rows(pairs: list[dict], generator_name: str | None, tag: str = "") -> l
     return out
 
 
+def write_outputs(result: dict, generations: list[dict], metrics: dict, gen_name: str | None, run_dir: Path,
+                  html: bool) -> None:
+    """generations.jsonl, pairs.jsonl, revised.jsonl, metrics.json and report.html: the one-process run and the merge
+    of a sharded one (generator=none) both write them here, so the same texts give the same bytes."""
+    from models.self_contradiction.texts import detokenize
+
+    run_dir.mkdir(parents=True, exist_ok=True)
+    write_jsonl(run_dir / "generations.jsonl",
+                [{"kind": "text", **g} for g in generations] +
+                [{"kind": "trigger", "id": r["id"], "request": r["request"], "text": r["generation"]["text"],
+                  "status": r["generation"]["status"], "error": r["generation"]["error"],
+                  "cached": r["generation"]["cached"], "refused": r.get("refused")} for r in result["requests"]] +
+                [{"kind": "revise", **r} for r in result["revise_requests"]])
+    write_jsonl(run_dir / "pairs.jsonl", pair_rows(result["pairs"], gen_name))
+    fixes = result["fixes"]
+    revised_rows = []
+    for t, r, m in zip(result["texts"], result["revised"], result["per_text"]):
+        changes = [{"sentence": f.index, "action": f.action, "reason": f.reason, "original": detokenize(f.original),
+                    "revised": detokenize(f.revised) if f.revised else None, "pairs": f.pairs, "rounds": f.rounds}
+                   for f in fixes if f.text_id == t.id]
+        revised_rows.append({"id": t.id, "prompt": t.prompt, "text": t.text, "revised": r.text, "changes": changes,
+                             **{k: m[k] for k in ("sentences", "self_contradictory", "self_contradiction_rate",
+                                                  "informativeness_kept")}})
+    write_jsonl(run_dir / "revised.jsonl", revised_rows)
+    (run_dir / "metrics.json").write_text(json.dumps(metrics, indent=1, ensure_ascii=False))
+    if html:
+        from evaluation.self_contradiction_html import write_page
+
+        write_page(result, metrics, run_dir / "report.html")
+
+
+def with_facts(loop_figures: dict, facts: dict) -> dict:
+    """metrics.json: the loop's figures (less RUN_FIGURES) and what the run was given (input, generator, threshold,
+    models)."""
+    metrics = {k: v for k, v in loop_figures.items() if k not in RUN_FIGURES}
+    metrics.update(facts)
+    if "gemma3_270m" in str(facts["generator"]):
+        metrics["note"] = "figures from Gemma 3 270M, a weak base model: they test the loop, not a real model"
+    return metrics
+
+
+def run_facts(kind: str, inputs: int, skipped: dict, generator, generation_errors: int, threshold, paths: dict) -> dict:
+    return {"input": kind, "inputs": inputs, "skipped_lines": skipped, "generator": getattr(generator, "name", None),
+            "generator_is_chat": getattr(generator, "chat", None), "text_generation_errors": generation_errors,
+            "threshold": threshold, "models": paths}
+
+
+def text_rows(result: dict, generations: list[dict]) -> list[dict]:
+    """A shard's rows: one per text, everything the loop found for it as JSON (merge_outputs reads them back)."""
+    from dataclasses import asdict
+
+    def plain(t):
+        return {**asdict(t), "changed": sorted(t.changed)}
+
+    rows = []
+    for g, t, r, m in zip(generations, result["texts"], result["revised"], result["per_text"]):
+        rows.append({"id": t.id, "generation": g, "text": plain(t), "revised": plain(r), "per_text": m,
+                     "pairs": [p for p in result["pairs"] if p["text_id"] == t.id],
+                     "after": [p for p in result["after"] if p["text_id"] == t.id],
+                     "fixes": [asdict(f) for f in result["fixes"] if f.text_id == t.id],
+                     "still": sorted(i for tid, i in result["still"] if tid == t.id)})
+    return rows
+
+
+def merge_outputs(rows: list[dict], out_dir: Path, infos: list[dict]) -> dict:
+    """evaluation.merge's writer for a sweep of this entry point: the one-process files from the shards' texts
+    (rows in input order), the loop's figures from the same function the loop uses."""
+    from models.self_contradiction.measures import loop_metrics
+    from models.self_contradiction.mitigate import SentenceFix
+    from models.self_contradiction.texts import AnalysedText
+
+    if any(i != infos[0] for i in infos[1:]):
+        raise ShardError(f"the shards scored with different thresholds or models: {infos}")
+
+    def text(d):
+        return AnalysedText(**{**d, "changed": set(d["changed"])})
+
+    result = {"texts": [text(r["text"]) for r in rows], "revised": [text(r["revised"]) for r in rows],
+              "pairs": [p for r in rows for p in r["pairs"]], "after": [p for r in rows for p in r["after"]],
+              "fixes": [SentenceFix(**f) for r in rows for f in r["fixes"]], "requests": [], "revise_requests": [],
+              "per_text": [r["per_text"] for r in rows]}
+    info = infos[0]
+    figures = loop_metrics(result["per_text"], result["pairs"], result["after"], sum(len(r["still"]) for r in rows),
+                           info["mitigation"])
+    metrics = with_facts(figures, {**info["facts"], "inputs": len(rows)})
+    write_outputs(result, [r["generation"] for r in rows], metrics, None, out_dir, html=True)
+    return metrics
+
+
 def run(cfg: DictConfig, run_dir: Path) -> dict:
     from models.self_contradiction.components import load_scorer_components, model_paths
     from models.self_contradiction.loop import LoopSettings, generate_texts, self_contradiction_loop
-    from models.self_contradiction.texts import detokenize
     from models.self_contradiction.trigger import TriggerSettings
 
     start = time.perf_counter()
@@ -100,6 +201,13 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
         raise DataFormatError(f"{kind}= needs a generator to write the texts (generator=gemma3_270m or generator=openai)")
     if not has_generator and cfg.mitigation == "revise":
         raise DataFormatError("mitigation=revise needs a generator (generator=gemma3_270m or generator=openai)")
+    try:
+        refuse_repeated_ids([str(r["id"]) for r in rows], cfg[kind])  # revised.jsonl and a merge match texts by id
+        shard = shard_from_config(cfg, run_dir)
+    except ShardError as e:
+        raise DataFormatError(f"{e}; nothing was scored") from None
+    if shard is not None and (has_generator or cfg.mitigation == "revise"):  # revise asks a model to write, too
+        raise DataFormatError(SHARD_REFUSAL)
     paths = model_paths(cfg.release, {k: cfg[k] for k in ("parser", "detector", "entailment", "contradiction")})
     generator = build_generator(cfg)
     # a chat model is asked with ChatProtect's prompts (conf/chat_prompts/), a base model with the cloze
@@ -108,6 +216,8 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
                             trigger=TriggerSettings(str(cfg.trigger.qas), str(cfg.trigger.template), chat_prompts),
                             rounds=int(cfg.revise.rounds), trigger_sampling=sampling_of(cfg.trigger.sampling),
                             revise_sampling=sampling_of(cfg.revise.sampling), perplexity=bool(cfg.perplexity))
+    if shard is not None:
+        return run_sharded(cfg, shard, kind, rows, skipped, paths, settings)
     run_dir.mkdir(parents=True, exist_ok=True)
 
     generations, steps = [], {}
@@ -130,50 +240,54 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
         scorer.threshold = float(cfg.threshold)
     result = self_contradiction_loop(rows, scorer, detector, parser, generator, settings)
 
-    gen_name = getattr(generator, "name", None)
-    write_jsonl(run_dir / "generations.jsonl",
-                [{"kind": "text", **g} for g in generations] +
-                [{"kind": "trigger", "id": r["id"], "request": r["request"], "text": r["generation"]["text"],
-                  "status": r["generation"]["status"], "error": r["generation"]["error"],
-                  "cached": r["generation"]["cached"], "refused": r.get("refused")} for r in result["requests"]] +
-                [{"kind": "revise", **r} for r in result["revise_requests"]])
-    write_jsonl(run_dir / "pairs.jsonl", pair_rows(result["pairs"], gen_name))
-    fixes = result["fixes"]
-    revised_rows = []
-    for t, r, m in zip(result["texts"], result["revised"], result["per_text"]):
-        changes = [{"sentence": f.index, "action": f.action, "reason": f.reason, "original": detokenize(f.original),
-                    "revised": detokenize(f.revised) if f.revised else None, "pairs": f.pairs, "rounds": f.rounds}
-                   for f in fixes if f.text_id == t.id]
-        revised_rows.append({"id": t.id, "prompt": t.prompt, "text": t.text, "revised": r.text, "changes": changes,
-                             **{k: m[k] for k in ("sentences", "self_contradictory", "self_contradiction_rate",
-                                                  "informativeness_kept")}})
-    write_jsonl(run_dir / "revised.jsonl", revised_rows)
-
-    metrics = result["metrics"]
-    metrics["steps"] = {**steps, **metrics["steps"]}
-    for s in metrics["steps"].values():
-        s.setdefault("per_second", round(s["items"] / s["seconds"], 3) if s["seconds"] else None)
     gen_errors = sum(g.get("status") == "error" for g in generations)
-    metrics.update({"input": kind, "inputs": len(rows), "skipped_lines": skipped, "generator": gen_name,
-                    "generator_is_chat": getattr(generator, "chat", None), "text_generation_errors": gen_errors,
-                    "threshold": scorer.threshold, "models": paths,
-                    "cache": {"hits": generator.cache.hits, "misses": generator.cache.misses} if generator else None,
-                    "wall_seconds": round(time.perf_counter() - start, 2)})
-    if generator is not None and "gemma3_270m" in str(gen_name):
-        metrics["note"] = "figures from Gemma 3 270M, a weak base model: they test the loop, not a real model"
-    (run_dir / "metrics.json").write_text(json.dumps(metrics, indent=1, ensure_ascii=False))
+    metrics = with_facts(result["metrics"], run_facts(kind, len(rows), skipped, generator, gen_errors, scorer.threshold,
+                                                      paths))
+    write_outputs(result, generations, metrics, getattr(generator, "name", None), run_dir, bool(cfg.html))
+    run_steps = {**steps, **result["metrics"]["steps"]}
+    for s in run_steps.values():
+        s.setdefault("per_second", round(s["items"] / s["seconds"], 3) if s["seconds"] else None)
+    took = {"steps": run_steps, "generator_usage": result["metrics"]["generator_usage"],
+            "cache": {"hits": generator.cache.hits, "misses": generator.cache.misses} if generator else None,
+            "wall_seconds": round(time.perf_counter() - start, 2)}
+    (run_dir / "run.json").write_text(json.dumps(took, indent=1, ensure_ascii=False))
     wandb_run = init_wandb(cfg, "eval-self-contradiction", str(run_dir))  # the config as W&B sees it is masked
     if wandb_run is not None:
         wandb_run.log({k: v for k, v in metrics.items() if isinstance(v, (int, float)) and not isinstance(v, bool)})
         wandb_run.finish()
-    if cfg.html:
-        from evaluation.self_contradiction_html import write_page
-
-        write_page(result, metrics, run_dir / "report.html")
     log.info("self-contradiction: %d texts, %d sentences, rate %s, mitigation %s removed %s, informativeness kept %s",
              metrics["texts"], metrics["sentences"], metrics["self_contradiction_rate"], metrics["mitigation"],
              metrics["mitigation_removed"], metrics["informativeness_kept"])
-    return metrics
+    return {**metrics, **took}
+
+
+def run_sharded(cfg: DictConfig, shard, kind: str, rows: list[dict], skipped: dict, paths: dict, settings) -> dict:
+    """This process's shard of the given texts (no generator): the loop on each chunk, one row per text."""
+    from models.self_contradiction.components import load_scorer_components
+    from models.self_contradiction.loop import self_contradiction_loop
+
+    loaded = []
+
+    def score(chunk: list[dict]) -> tuple[list[dict], dict]:
+        if not loaded:  # the models load on the first chunk: a finished shard is skipped without them
+            loaded.append(load_scorer_components(paths, int(cfg.batch_size)))
+            if cfg.threshold is not None:
+                loaded[0][2].threshold = float(cfg.threshold)
+        detector, parser, scorer = loaded[0]
+        info = {"mitigation": settings.mitigation,
+                "facts": run_facts(kind, len(rows), skipped, None, 0, scorer.threshold, paths)}
+        if not chunk:
+            return [], info
+        result = self_contradiction_loop(chunk, scorer, detector, parser, None, settings)
+        generations = [{"id": r["id"], "prompt": r["prompt"], "text": r["text"], "status": "given"} for r in chunk]
+        return text_rows(result, generations), info
+
+    try:
+        done = run_shard(shard, "evaluation.self_contradiction", Path(hydra.utils.to_absolute_path(str(cfg[kind]))),
+                         rows, [str(r["id"]) for r in rows], settings_of(cfg), score, int(cfg.shard.chunk))
+    except ShardError as e:
+        raise DataFormatError(str(e)) from None
+    return {"texts": done["records"], "shard": done["index"], "shards": done["count"]}
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="eval_self_contradiction")

@@ -98,7 +98,9 @@ def test_the_whole_loop_through_an_http_server(lm_server, release, tmp_path):
     assert any(g["kind"] == "trigger" for g in gens) and m["alternatives"]["requested"] > 0
     assert m["perplexity_original"] and m["perplexity_original"] > 1  # the server's echo log-probabilities
     assert m["generator"].startswith("openai:gemma3_270m@http://127.0.0.1")
-    assert set(m["steps"]) >= {"generate", "parse", "trigger", "detect", "mitigate"}
+    took = json.loads((tmp_path / "D" / "run.json").read_text())  # what the run took: not in metrics.json
+    assert set(took["steps"]) >= {"generate", "parse", "trigger", "detect", "mitigate"} and "steps" not in m
+    assert took["generator_usage"]["requests"] > 0 and took["wall_seconds"] > 0
     # the key given on the command line never reaches a file the run wrote (log, .hydra/, report, metrics)
     said = out.stdout + out.stderr
     files = [p for p in (tmp_path / "D").rglob("*") if p.is_file()]
@@ -107,8 +109,8 @@ def test_the_whole_loop_through_an_http_server(lm_server, release, tmp_path):
     # a rerun costs nothing: every answer comes from the cache
     again = _cli(args, tmp_path / "D2")
     assert again.returncode == 0, again.stderr[-3000:]
-    m2 = json.loads((tmp_path / "D2" / "metrics.json").read_text())
-    assert m2["cache"]["misses"] == 0 and m2["cache"]["hits"] > 0
+    took2 = json.loads((tmp_path / "D2" / "run.json").read_text())
+    assert took2["cache"]["misses"] == 0 and took2["cache"]["hits"] > 0
     assert (tmp_path / "D2" / "revised.jsonl").read_text() == (tmp_path / "D" / "revised.jsonl").read_text()
 
 

@@ -267,3 +267,43 @@ def test_each_torchrun_rank_gets_its_shard_and_its_gpu(monkeypatch, tmp_path):
     assert rank_device(None) == "cuda:1" and rank_device("cpu") == "cpu"
     with pytest.raises(ShardError, match="shard.count=3 but torchrun runs 4 ranks"):
         shard_from_config(compose_cfg("eval_consistency", ["shard.count=3"]), tmp_path)
+
+
+def test_self_contradiction_two_shards_merge_to_the_one_process_bytes(tmp_path):
+    """evaluation.self_contradiction generator=none texts=FILE on a tiny release of random weights: 2 shards, merged,
+    give the one-process generations / pairs / revised JSONL, metrics.json and report.html; what the run took is
+    in run.json only. A generator is refused sharding, by name, before any model loads."""
+    from data_prep.records import DataFormatError
+    from evaluation.self_contradiction import run
+    from self_contradiction_helpers import tiny_release
+
+    release = tiny_release(tmp_path / "release")
+    texts = tmp_path / "texts.jsonl"
+    said = ["Ada Lovelace was born in London in 1815. She was born in Paris in 1816. She lived in Surrey.",
+            "The bridge opened in 1890. It opened in 1885 after a delay.", "Rain fell. The river rose in May.",
+            "Kim founded the firm in 2001. Kim founded the firm in 1999.", ""]
+    texts.write_text("".join(json.dumps({"id": f"t{k}", "prompt": "Tell me", "text": t}) + "\n"
+                             for k, t in enumerate(said)))
+    # threshold 0: every scored pair is flagged, so the random scorer still leaves fixes to merge
+    args = ["generator=none", f"texts={texts}", f"release={release}", "mitigation=delete", "threshold=0.0"]
+    run(compose_cfg("eval_self_contradiction", args), tmp_path / "one")
+    sweep = tmp_path / "sweep"
+    for i in (0, 1):
+        run(compose_cfg("eval_self_contradiction", [*args, "shard.count=2", f"shard.index={i}", f"shard.dir={sweep}",
+                                                    "shard.chunk=2"]), sweep / str(i))
+    merge(sweep, tmp_path / "merged")
+    for name in ("generations.jsonl", "pairs.jsonl", "revised.jsonl", "metrics.json", "report.html"):
+        assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "merged" / name).read_bytes(), name
+    metrics = json.loads((tmp_path / "merged" / "metrics.json").read_text())
+    assert metrics["texts"] == 5 and metrics["pairs"]["flagged"] > 0
+    assert metrics["sentences_dropped"] + metrics["sentences_edited"] > 0
+    assert not {"steps", "wall_seconds", "generator_usage", "cache"} & set(metrics)
+    took = json.loads((tmp_path / "one" / "run.json").read_text())
+    assert {"parse", "detect", "mitigate"} <= set(took["steps"]) and took["wall_seconds"] > 0
+
+    for gen in ("generator=gemma3_270m", "generator=openai"):  # refused before the generator or the release loads
+        with pytest.raises(DataFormatError, match=r"A run with a generator stays one process: .*perplexity"):
+            run(compose_cfg("eval_self_contradiction", [gen, f"texts={texts}", "release=no-such-release",
+                                                        "shard.count=2", "shard.index=0", f"shard.dir={tmp_path / 's2'}"]),
+                tmp_path / "x")
+    assert not (tmp_path / "s2").exists()

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 
 from models.qa_alignment import extract_qas
 from models.self_contradiction.detect import within_text_pairs
-from models.self_contradiction.measures import (conflicting_qa_keys, informativeness, perplexity, ratio,
-                                                run_measures)
+from models.self_contradiction.measures import (conflicting_qa_keys, informativeness, loop_metrics, perplexity,
+                                                ratio)
 from models.self_contradiction.mitigate import (MITIGATIONS, delete_fixes, flagged_by_sentence, mitigate_text,
                                                 revise_fixes)
 from models.self_contradiction.texts import AnalysedText, analyse_texts, detokenize
@@ -118,7 +118,7 @@ def redetect(revised, scorer, generator, detector, parser, settings: LoopSetting
 
 def self_contradiction_loop(rows: list[dict], scorer, detector, parser, generator=None,
                             settings: LoopSettings | None = None) -> dict:
-    """rows: {id, prompt, text}. Returns {texts, revised, pairs, requests, fixes, per_text, metrics, steps}."""
+    """rows: {id, prompt, text}. Returns {texts, revised, pairs, requests, fixes, after, still, per_text, metrics}."""
     settings = settings or LoopSettings()
     timer = Timer()
     t0 = time.perf_counter()
@@ -194,26 +194,13 @@ def self_contradiction_loop(rows: list[dict], scorer, detector, parser, generato
                         "revised": perplexity(pairs_ll[len(kept):])}
         timer.step("perplexity", len(texts) + len(changed) + 2 * len(kept), t0)
 
-    metrics = run_measures(per_text, *ppl)
+    metrics = loop_metrics(per_text, pairs, after, len(still), settings.mitigation, trig_counts, revise_counts,
+                           after_counts, ppl, sentence_ppl)
     metrics.update({
-        "mitigation": settings.mitigation,
-        "pairs": {"within": sum(p["kind"] == "within" for p in pairs), "trigger": sum(p["kind"] == "trigger" for p in pairs),
-                  "flagged": sum(bool(p.get("decision")) for p in pairs),
-                  "unscored": sum(p.get("p_contradiction") is None for p in pairs),
-                  "statuses": {s: sum(p["status"] == s for p in pairs) for s in sorted({p["status"] for p in pairs})}},
-        "alternatives": trig_counts or None,
-        "alternatives_refused": (trig_counts or {}).get("refused", {}),
-        "alternatives_refused_total": sum((trig_counts or {}).get("refused", {}).values()),
-        "revisions_refused": revise_counts.get("refused", {}),
-        "revisions_asked": len(revise_counts.get("requests", [])),
-        "redetect": {"pairs": len(after), "still_flagged_sentences": len(still), "alternatives": after_counts or None},
-        "perplexity_changed_sentences": sentence_ppl,
         "generator_usage": getattr(generator, "usage", None),
         "steps": timer.steps,
     })
-    if settings.mitigation == "none":
-        metrics.update(mitigation_removed=None, removed_by_revision=None, removed_by_deletion=None)
     return {"texts": texts, "revised": revised, "pairs": pairs, "requests": requests, "fixes": fixes,
             "revise_requests": revise_counts.get("requests", []),
-            "after": after, "per_text": per_text, "metrics": metrics}
+            "after": after, "still": still, "per_text": per_text, "metrics": metrics}
 

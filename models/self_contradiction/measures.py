@@ -62,3 +62,29 @@ def run_measures(per_text: list[dict], ppl_original=None, ppl_revised=None) -> d
             "sentences_dropped": tot["dropped"], "sentences_edited": tot["edited"], "sentences_revised": tot["revised"],
             "perplexity_original": ppl_original, "perplexity_revised": ppl_revised,
             "perplexity_change": None if ppl_original is None or ppl_revised is None else ppl_revised - ppl_original}
+
+
+def loop_metrics(per_text: list[dict], pairs: list[dict], after: list[dict], still_flagged: int, mitigation: str,
+                 trig_counts: dict | None = None, revise_counts: dict | None = None, after_counts: dict | None = None,
+                 ppl=(None, None), sentence_ppl: dict | None = None) -> dict:
+    """The run's figures from what the loop found per text and pair: the loop calls it, and so does the merge of a
+    sharded run (evaluation.self_contradiction.merge_outputs), so both give the same figures for the same texts."""
+    revise_counts = revise_counts or {}
+    metrics = run_measures(per_text, *ppl)
+    metrics.update({
+        "mitigation": mitigation,
+        "pairs": {"within": sum(p["kind"] == "within" for p in pairs), "trigger": sum(p["kind"] == "trigger" for p in pairs),
+                  "flagged": sum(bool(p.get("decision")) for p in pairs),
+                  "unscored": sum(p.get("p_contradiction") is None for p in pairs),
+                  "statuses": {s: sum(p["status"] == s for p in pairs) for s in sorted({p["status"] for p in pairs})}},
+        "alternatives": trig_counts or None,
+        "alternatives_refused": (trig_counts or {}).get("refused", {}),
+        "alternatives_refused_total": sum((trig_counts or {}).get("refused", {}).values()),
+        "revisions_refused": revise_counts.get("refused", {}),
+        "revisions_asked": len(revise_counts.get("requests", [])),
+        "redetect": {"pairs": len(after), "still_flagged_sentences": still_flagged, "alternatives": after_counts or None},
+        "perplexity_changed_sentences": sentence_ppl,
+    })
+    if mitigation == "none":
+        metrics.update(mitigation_removed=None, removed_by_revision=None, removed_by_deletion=None)
+    return metrics
