@@ -13,7 +13,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 RESULTS = ROOT / "benchmarks" / "results"
-BUILD_HINT = "python -m data_prep.build paths.data_dir=$QASEM_DATA_DIR"
+# the build reads the raw releases from paths.data_dir: $QASEM_DATA_DIR when set, else data/raw (conf/paths/default.yaml)
+BUILD_HINT = ("python -m data_prep.download (the raw releases into data/raw), then python -m data_prep.build "
+              "(or paths.data_dir=DIR, or QASEM_DATA_DIR=DIR, for a copy of the releases elsewhere)")
 
 
 def compose_parser_config(overrides: list[str]):
