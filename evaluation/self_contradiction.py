@@ -164,15 +164,35 @@ def text_rows(result: dict, generations: list[dict]) -> list[dict]:
     return rows
 
 
-def merge_outputs(rows: list[dict], out_dir: Path, infos: list[dict]) -> dict:
-    """evaluation.merge's writer for a sweep of this entry point: the one-process files from the shards' texts
-    (rows in input order), the loop's figures from the same function the loop uses."""
+def loop_on_given_texts(rows: list[dict], scorer, detector, parser, settings, scope: str) -> tuple[list[dict], dict]:
+    """The loop on given texts (no generator) -> (one row per text as text_rows, the steps' items and seconds).
+    scope text: each text through the loop alone (its sentences and pairs batched with no other text's), so a text's
+    row does not depend on the texts beside it and a sharded run merges to one process's bytes; run: one loop over
+    all (fuller batches; padding can move a probability in its last digits, or flip a near-tie, with the batch)."""
+    from models.self_contradiction.loop import self_contradiction_loop
+
+    if scope not in ("text", "run"):
+        raise DataFormatError(f"batch_scope={scope}: give text or run")
+    out, steps = [], {}
+    for group in ([[r] for r in rows] if scope == "text" else [rows] if rows else []):
+        result = self_contradiction_loop(group, scorer, detector, parser, None, settings)
+        generations = [{"id": r["id"], "prompt": r["prompt"], "text": r["text"], "status": "given"} for r in group]
+        out += text_rows(result, generations)
+        for name, step in result["metrics"]["steps"].items():
+            total = steps.setdefault(name, {"items": 0, "seconds": 0.0})
+            total["items"] += step["items"]
+            total["seconds"] = round(total["seconds"] + step["seconds"], 3)
+    for total in steps.values():
+        total["per_second"] = round(total["items"] / total["seconds"], 3) if total["seconds"] else None
+    return json.loads(json.dumps(out, ensure_ascii=False)), steps  # as a shard's rows.jsonl reads back
+
+
+def write_text_rows(rows: list[dict], out_dir: Path, info: dict, html: bool) -> dict:
+    """The files of given texts from their per-text rows (in input order): a one-process run and the merge of a
+    sharded one both write them here, the loop's figures from the function the loop itself uses."""
     from models.self_contradiction.measures import loop_metrics
     from models.self_contradiction.mitigate import SentenceFix
     from models.self_contradiction.texts import AnalysedText
-
-    if any(i != infos[0] for i in infos[1:]):
-        raise ShardError(f"the shards scored with different thresholds or models: {infos}")
 
     def text(d):
         return AnalysedText(**{**d, "changed": set(d["changed"])})
@@ -181,12 +201,18 @@ def merge_outputs(rows: list[dict], out_dir: Path, infos: list[dict]) -> dict:
               "pairs": [p for r in rows for p in r["pairs"]], "after": [p for r in rows for p in r["after"]],
               "fixes": [SentenceFix(**f) for r in rows for f in r["fixes"]], "requests": [], "revise_requests": [],
               "per_text": [r["per_text"] for r in rows]}
-    info = infos[0]
     figures = loop_metrics(result["per_text"], result["pairs"], result["after"], sum(len(r["still"]) for r in rows),
                            info["mitigation"])
     metrics = with_facts(figures, {**info["facts"], "inputs": len(rows)})
-    write_outputs(result, [r["generation"] for r in rows], metrics, None, out_dir, html=True)
+    write_outputs(result, [r["generation"] for r in rows], metrics, None, out_dir, html)
     return metrics
+
+
+def merge_outputs(rows: list[dict], out_dir: Path, infos: list[dict]) -> dict:
+    """evaluation.merge's writer for a sweep of this entry point: the one-process files from the shards' texts."""
+    if any(i != infos[0] for i in infos[1:]):
+        raise ShardError(f"the shards scored with different thresholds or models: {infos}")
+    return write_text_rows(rows, out_dir, infos[0], html=True)
 
 
 def run(cfg: DictConfig, run_dir: Path) -> dict:
@@ -238,16 +264,22 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
         scorer = JudgeScorer(scorer, generator, chat_prompts, float(cfg.judge.threshold), sampling_of(cfg.judge.explain))
     if cfg.threshold is not None:
         scorer.threshold = float(cfg.threshold)
-    result = self_contradiction_loop(rows, scorer, detector, parser, generator, settings)
-
-    gen_errors = sum(g.get("status") == "error" for g in generations)
-    metrics = with_facts(result["metrics"], run_facts(kind, len(rows), skipped, generator, gen_errors, scorer.threshold,
-                                                      paths))
-    write_outputs(result, generations, metrics, getattr(generator, "name", None), run_dir, bool(cfg.html))
-    run_steps = {**steps, **result["metrics"]["steps"]}
+    if generator is None:  # given texts: written from per-text rows, as the merge of a sharded run writes them
+        text_out, loop_steps = loop_on_given_texts(rows, scorer, detector, parser, settings, str(cfg.batch_scope))
+        info = {"mitigation": settings.mitigation, "facts": run_facts(kind, len(rows), skipped, None, 0,
+                                                                       scorer.threshold, paths)}
+        metrics, usage = write_text_rows(text_out, run_dir, info, bool(cfg.html)), None
+    else:
+        result = self_contradiction_loop(rows, scorer, detector, parser, generator, settings)
+        gen_errors = sum(g.get("status") == "error" for g in generations)
+        metrics = with_facts(result["metrics"], run_facts(kind, len(rows), skipped, generator, gen_errors,
+                                                          scorer.threshold, paths))
+        write_outputs(result, generations, metrics, generator.name, run_dir, bool(cfg.html))
+        loop_steps, usage = result["metrics"]["steps"], result["metrics"]["generator_usage"]
+    run_steps = {**steps, **loop_steps}
     for s in run_steps.values():
         s.setdefault("per_second", round(s["items"] / s["seconds"], 3) if s["seconds"] else None)
-    took = {"steps": run_steps, "generator_usage": result["metrics"]["generator_usage"],
+    took = {"steps": run_steps, "generator_usage": usage,
             "cache": {"hits": generator.cache.hits, "misses": generator.cache.misses} if generator else None,
             "wall_seconds": round(time.perf_counter() - start, 2)}
     (run_dir / "run.json").write_text(json.dumps(took, indent=1, ensure_ascii=False))
@@ -264,7 +296,6 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
 def run_sharded(cfg: DictConfig, shard, kind: str, rows: list[dict], skipped: dict, paths: dict, settings) -> dict:
     """This process's shard of the given texts (no generator): the loop on each chunk, one row per text."""
     from models.self_contradiction.components import load_scorer_components
-    from models.self_contradiction.loop import self_contradiction_loop
 
     loaded = []
 
@@ -276,11 +307,7 @@ def run_sharded(cfg: DictConfig, shard, kind: str, rows: list[dict], skipped: di
         detector, parser, scorer = loaded[0]
         info = {"mitigation": settings.mitigation,
                 "facts": run_facts(kind, len(rows), skipped, None, 0, scorer.threshold, paths)}
-        if not chunk:
-            return [], info
-        result = self_contradiction_loop(chunk, scorer, detector, parser, None, settings)
-        generations = [{"id": r["id"], "prompt": r["prompt"], "text": r["text"], "status": "given"} for r in chunk]
-        return text_rows(result, generations), info
+        return loop_on_given_texts(chunk, scorer, detector, parser, settings, str(cfg.batch_scope))[0], info
 
     try:
         done = run_shard(shard, "evaluation.self_contradiction", Path(hydra.utils.to_absolute_path(str(cfg[kind]))),
