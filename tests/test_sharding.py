@@ -1,6 +1,7 @@
 """Sharded scoring (evaluation/sharding.py) and its merge (python -m evaluation.merge): a tiny parser and a
 one-feature stacked classifier score a few pairs in one process, as 2 shards through Hydra's submitit_local
-launcher (real processes) and as 2 torchrun CPU ranks; the merged files are the one-process bytes. Then what goes
+launcher (real processes) and as 2 torchrun CPU ranks; the merged files are the one-process bytes (and the same for
+evaluation.contradiction and evaluation.self_contradiction on given texts). Then what goes
 wrong: repeated ids, another shard count or input file, an input edited between shards, a failed shard, a merge
 with records missing or repeated, a finished shard rerun."""
 from __future__ import annotations
@@ -212,7 +213,7 @@ def test_two_shards_through_submitit_local_and_torchrun_give_the_one_process_byt
     same_bytes(one, tmp_path / "merged_ranks")
 
 
-@pytest.mark.parametrize("entry", ["eval_consistency", "eval_contradiction"])
+@pytest.mark.parametrize("entry", ["eval_consistency", "eval_contradiction", "eval_self_contradiction"])
 def test_the_slurm_launcher_composes_with_the_shards(entry):
     from hydra import compose, initialize_config_dir
 
@@ -269,6 +270,23 @@ def test_each_torchrun_rank_gets_its_shard_and_its_gpu(monkeypatch, tmp_path):
         shard_from_config(compose_cfg("eval_consistency", ["shard.count=3"]), tmp_path)
 
 
+SELF_CONTRADICTION_OUTPUTS = ("generations.jsonl", "pairs.jsonl", "revised.jsonl", "metrics.json", "report.html")
+
+
+def write_texts(path: Path) -> Path:
+    said = ["Ada Lovelace was born in London in 1815. She was born in Paris in 1816. She lived in Surrey.",
+            "The bridge opened in 1890. It opened in 1885 after a delay.", "Rain fell. The river rose in May.",
+            "Kim founded the firm in 2001. Kim founded the firm in 1999.", ""]
+    path.write_text("".join(json.dumps({"id": f"t{k}", "prompt": "Tell me", "text": t}) + "\n"
+                            for k, t in enumerate(said)))
+    return path
+
+
+def self_contradiction_args(release: Path, texts: Path) -> list[str]:
+    # threshold 0: every scored pair is flagged, so the random scorer still leaves fixes to merge
+    return ["generator=none", f"texts={texts}", f"release={release}", "mitigation=delete", "threshold=0.0"]
+
+
 def test_self_contradiction_two_shards_merge_to_the_one_process_bytes(tmp_path):
     """evaluation.self_contradiction generator=none texts=FILE on a tiny release of random weights: 2 shards, merged,
     give the one-process generations / pairs / revised JSONL, metrics.json and report.html; what the run took is
@@ -278,21 +296,15 @@ def test_self_contradiction_two_shards_merge_to_the_one_process_bytes(tmp_path):
     from self_contradiction_helpers import tiny_release
 
     release = tiny_release(tmp_path / "release")
-    texts = tmp_path / "texts.jsonl"
-    said = ["Ada Lovelace was born in London in 1815. She was born in Paris in 1816. She lived in Surrey.",
-            "The bridge opened in 1890. It opened in 1885 after a delay.", "Rain fell. The river rose in May.",
-            "Kim founded the firm in 2001. Kim founded the firm in 1999.", ""]
-    texts.write_text("".join(json.dumps({"id": f"t{k}", "prompt": "Tell me", "text": t}) + "\n"
-                             for k, t in enumerate(said)))
-    # threshold 0: every scored pair is flagged, so the random scorer still leaves fixes to merge
-    args = ["generator=none", f"texts={texts}", f"release={release}", "mitigation=delete", "threshold=0.0"]
+    texts = write_texts(tmp_path / "texts.jsonl")
+    args = self_contradiction_args(release, texts)
     run(compose_cfg("eval_self_contradiction", args), tmp_path / "one")
     sweep = tmp_path / "sweep"
     for i in (0, 1):
         run(compose_cfg("eval_self_contradiction", [*args, "shard.count=2", f"shard.index={i}", f"shard.dir={sweep}",
                                                     "shard.chunk=2"]), sweep / str(i))
     merge(sweep, tmp_path / "merged")
-    for name in ("generations.jsonl", "pairs.jsonl", "revised.jsonl", "metrics.json", "report.html"):
+    for name in SELF_CONTRADICTION_OUTPUTS:
         assert (tmp_path / "one" / name).read_bytes() == (tmp_path / "merged" / name).read_bytes(), name
     metrics = json.loads((tmp_path / "merged" / "metrics.json").read_text())
     assert metrics["texts"] == 5 and metrics["pairs"]["flagged"] > 0
@@ -307,3 +319,25 @@ def test_self_contradiction_two_shards_merge_to_the_one_process_bytes(tmp_path):
                                                         "shard.count=2", "shard.index=0", f"shard.dir={tmp_path / 's2'}"]),
                 tmp_path / "x")
     assert not (tmp_path / "s2").exists()
+
+
+@pytest.mark.slow  # three launches of fresh processes: about 80 s on 2 busy cores
+def test_self_contradiction_through_submitit_local_and_torchrun_gives_the_one_process_bytes(tmp_path):
+    from evaluation.self_contradiction import run
+    from self_contradiction_helpers import tiny_release
+
+    release = tiny_release(tmp_path / "release")
+    args = self_contradiction_args(release, write_texts(tmp_path / "texts.jsonl"))
+    run(compose_cfg("eval_self_contradiction", args), tmp_path / "one")
+    entry = [sys.executable, "-m", "evaluation.self_contradiction", *args, "progress=false"]
+    done = cli(*entry[:3], "-m", *entry[3:], "shard.count=2", "shard.index=range(2)", "hydra/launcher=submitit_local",
+               f"hydra.sweep.dir={tmp_path / 'sweep'}")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    torchrun = Path(sys.executable).with_name("torchrun")
+    done = cli(str(torchrun), "--standalone", "--nproc_per_node", "2", *entry[1:], f"hydra.run.dir={tmp_path / 'ranks'}")
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    for sweep in ("sweep", "ranks"):
+        merged = cli(sys.executable, "-m", "evaluation.merge", str(tmp_path / sweep), f"out={tmp_path / sweep}_merged")
+        assert merged.returncode == 0, merged.stderr[-3000:]
+        for name in SELF_CONTRADICTION_OUTPUTS:
+            assert (tmp_path / "one" / name).read_bytes() == (tmp_path / f"{sweep}_merged" / name).read_bytes(), name
