@@ -36,7 +36,7 @@ from models.progress import run_with_summary
 log = logging.getLogger(__name__)
 INPUTS = ("topics", "prompts", "texts", "pairs")
 # what a run took, not what it found: run.json, so that metrics.json is the same bytes for the same texts
-RUN_FIGURES = ("steps", "generator_usage")
+RUN_FIGURES = ("steps", "generator_usage", "cache", "wall_seconds")
 SHARD_REFUSAL = ("sharded self-contradiction scores given texts with no model that writes: generator=none texts=FILE "
                  "(or pairs=FILE), mitigation none or delete. A run with a generator stays one process: the figures "
                  "it computes over all texts at once (perplexity, the generator's usage and response cache) are not "
@@ -132,19 +132,8 @@ def write_outputs(result: dict, generations: list[dict], metrics: dict, gen_name
 
 
 def with_facts(loop_figures: dict, facts: dict) -> dict:
-    """metrics.json: the loop's figures (less RUN_FIGURES) and what the run was given (input, generator, threshold,
-    models)."""
-    metrics = {k: v for k, v in loop_figures.items() if k not in RUN_FIGURES}
-    metrics.update(facts)
-    if "gemma3_270m" in str(facts["generator"]):
-        metrics["note"] = "figures from Gemma 3 270M, a weak base model: they test the loop, not a real model"
-    return metrics
-
-
-def run_facts(kind: str, inputs: int, skipped: dict, generator, generation_errors: int, threshold, paths: dict) -> dict:
-    return {"input": kind, "inputs": inputs, "skipped_lines": skipped, "generator": getattr(generator, "name", None),
-            "generator_is_chat": getattr(generator, "chat", None), "text_generation_errors": generation_errors,
-            "threshold": threshold, "models": paths}
+    """metrics.json of given texts: the loop's figures (less RUN_FIGURES) and what the run was given."""
+    return {**{k: v for k, v in loop_figures.items() if k not in RUN_FIGURES}, **facts}
 
 
 def text_rows(result: dict, generations: list[dict]) -> list[dict]:
@@ -223,17 +212,11 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
     start = time.perf_counter()
     kind, rows, skipped = read_input(cfg)
     has_generator = bool(cfg.generator._target_)
+    shard = this_shard(cfg, run_dir, kind, rows, has_generator)
     if not has_generator and kind in ("topics", "prompts"):
         raise DataFormatError(f"{kind}= needs a generator to write the texts (generator=gemma3_270m or generator=openai)")
     if not has_generator and cfg.mitigation == "revise":
         raise DataFormatError("mitigation=revise needs a generator (generator=gemma3_270m or generator=openai)")
-    try:
-        refuse_repeated_ids([str(r["id"]) for r in rows], cfg[kind])  # revised.jsonl and a merge match texts by id
-        shard = shard_from_config(cfg, run_dir)
-    except ShardError as e:
-        raise DataFormatError(f"{e}; nothing was scored") from None
-    if shard is not None and (has_generator or cfg.mitigation == "revise"):  # revise asks a model to write, too
-        raise DataFormatError(SHARD_REFUSAL)
     paths = model_paths(cfg.release, {k: cfg[k] for k in ("parser", "detector", "entailment", "contradiction")})
     generator = build_generator(cfg)
     # a chat model is asked with ChatProtect's prompts (conf/chat_prompts/), a base model with the cloze
@@ -242,9 +225,9 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
                             trigger=TriggerSettings(str(cfg.trigger.qas), str(cfg.trigger.template), chat_prompts),
                             rounds=int(cfg.revise.rounds), trigger_sampling=sampling_of(cfg.trigger.sampling),
                             revise_sampling=sampling_of(cfg.revise.sampling), perplexity=bool(cfg.perplexity))
+    run_dir.mkdir(parents=True, exist_ok=True)
     if shard is not None:
         return run_sharded(cfg, shard, kind, rows, skipped, paths, settings)
-    run_dir.mkdir(parents=True, exist_ok=True)
 
     generations, steps = [], {}
     if kind in ("topics", "prompts"):
@@ -262,26 +245,67 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
         if chat_prompts is None:
             raise DataFormatError("detect=judge needs a chat model as generator (generator=qwen2_5_coder_0_5b_instruct)")
         scorer = JudgeScorer(scorer, generator, chat_prompts, float(cfg.judge.threshold), sampling_of(cfg.judge.explain))
+    if generator is None and cfg.mitigation != "revise":  # given texts, no model that writes: per-text rows
+        return run_given_texts(cfg, run_dir, start, kind, rows, skipped, (detector, parser, scorer), settings, paths)
     if cfg.threshold is not None:
         scorer.threshold = float(cfg.threshold)
-    if generator is None:  # given texts: written from per-text rows, as the merge of a sharded run writes them
-        text_out, loop_steps = loop_on_given_texts(rows, scorer, detector, parser, settings, str(cfg.batch_scope))
-        info = {"mitigation": settings.mitigation, "facts": run_facts(kind, len(rows), skipped, None, 0,
-                                                                       scorer.threshold, paths)}
-        metrics, usage = write_text_rows(text_out, run_dir, info, bool(cfg.html)), None
-    else:
-        result = self_contradiction_loop(rows, scorer, detector, parser, generator, settings)
-        gen_errors = sum(g.get("status") == "error" for g in generations)
-        metrics = with_facts(result["metrics"], run_facts(kind, len(rows), skipped, generator, gen_errors,
-                                                          scorer.threshold, paths))
-        write_outputs(result, generations, metrics, generator.name, run_dir, bool(cfg.html))
-        loop_steps, usage = result["metrics"]["steps"], result["metrics"]["generator_usage"]
-    run_steps = {**steps, **loop_steps}
-    for s in run_steps.values():
+    result = self_contradiction_loop(rows, scorer, detector, parser, generator, settings)
+
+    gen_name = getattr(generator, "name", None)
+    metrics = result["metrics"]
+    metrics["steps"] = {**steps, **metrics["steps"]}
+    for s in metrics["steps"].values():
         s.setdefault("per_second", round(s["items"] / s["seconds"], 3) if s["seconds"] else None)
-    took = {"steps": run_steps, "generator_usage": usage,
-            "cache": {"hits": generator.cache.hits, "misses": generator.cache.misses} if generator else None,
-            "wall_seconds": round(time.perf_counter() - start, 2)}
+    gen_errors = sum(g.get("status") == "error" for g in generations)
+    metrics.update({"input": kind, "inputs": len(rows), "skipped_lines": skipped, "generator": gen_name,
+                    "generator_is_chat": getattr(generator, "chat", None), "text_generation_errors": gen_errors,
+                    "threshold": scorer.threshold, "models": paths,
+                    "cache": {"hits": generator.cache.hits, "misses": generator.cache.misses} if generator else None,
+                    "wall_seconds": round(time.perf_counter() - start, 2)})
+    if generator is not None and "gemma3_270m" in str(gen_name):
+        metrics["note"] = "figures from Gemma 3 270M, a weak base model: they test the loop, not a real model"
+    took = {k: metrics.pop(k) for k in RUN_FIGURES}  # what the run took: run.json (metrics.json: what it found)
+    write_outputs(result, generations, metrics, gen_name, run_dir, bool(cfg.html))
+    return finish(cfg, run_dir, metrics, took)
+
+
+def this_shard(cfg: DictConfig, run_dir: Path, kind: str, rows: list[dict], has_generator: bool):
+    """This process's shard (None: one process), checked before any model loads. Ids that repeat are refused
+    (revised.jsonl and a merge match texts by id); a run with a model that writes refuses shard.count > 1."""
+    try:
+        refuse_repeated_ids([str(r["id"]) for r in rows], cfg[kind])
+        shard = shard_from_config(cfg, run_dir)
+    except ShardError as e:
+        raise DataFormatError(f"{e}; nothing was scored") from None
+    if shard is not None and (has_generator or cfg.mitigation == "revise"):  # revise asks a model to write, too
+        raise DataFormatError(SHARD_REFUSAL)
+    return shard
+
+
+def run_given_texts(cfg: DictConfig, run_dir: Path, start: float, kind: str, rows: list[dict], skipped: dict,
+                    components, settings, paths: dict) -> dict:
+    """Given texts with no generator: the files written from per-text rows by the writer the merge of a sharded run
+    uses (batch_scope text: the same bytes)."""
+    detector, parser, scorer = components
+    if cfg.threshold is not None:
+        scorer.threshold = float(cfg.threshold)
+    text_out, steps = loop_on_given_texts(rows, scorer, detector, parser, settings, str(cfg.batch_scope))
+    metrics = write_text_rows(text_out, run_dir, given_texts_info(kind, rows, skipped, scorer, settings, paths),
+                              bool(cfg.html))
+    took = {"steps": steps, "generator_usage": None, "cache": None, "wall_seconds": round(time.perf_counter() - start, 2)}
+    return finish(cfg, run_dir, metrics, took)
+
+
+def given_texts_info(kind: str, rows: list[dict], skipped: dict, scorer, settings, paths: dict) -> dict:
+    """What the files of given texts say beside the loop's figures (a shard's done.json keeps it for the merge)."""
+    return {"mitigation": settings.mitigation,
+            "facts": {"input": kind, "inputs": len(rows), "skipped_lines": skipped, "generator": None,
+                      "generator_is_chat": None, "text_generation_errors": 0, "threshold": scorer.threshold,
+                      "models": paths}}
+
+
+def finish(cfg: DictConfig, run_dir: Path, metrics: dict, took: dict) -> dict:
+    """run.json, W&B and the closing log line; returns metrics.json's figures with what the run took."""
     (run_dir / "run.json").write_text(json.dumps(took, indent=1, ensure_ascii=False))
     wandb_run = init_wandb(cfg, "eval-self-contradiction", str(run_dir))  # the config as W&B sees it is masked
     if wandb_run is not None:
@@ -305,8 +329,7 @@ def run_sharded(cfg: DictConfig, shard, kind: str, rows: list[dict], skipped: di
             if cfg.threshold is not None:
                 loaded[0][2].threshold = float(cfg.threshold)
         detector, parser, scorer = loaded[0]
-        info = {"mitigation": settings.mitigation,
-                "facts": run_facts(kind, len(rows), skipped, None, 0, scorer.threshold, paths)}
+        info = given_texts_info(kind, rows, skipped, scorer, settings, paths)
         return loop_on_given_texts(chunk, scorer, detector, parser, settings, str(cfg.batch_scope))[0], info
 
     try:

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 
 from models.qa_alignment import extract_qas
 from models.self_contradiction.detect import within_text_pairs
-from models.self_contradiction.measures import (conflicting_qa_keys, informativeness, loop_metrics, perplexity,
-                                                ratio)
+from models.self_contradiction.measures import (conflicting_qa_keys, informativeness, perplexity, ratio,
+                                                loop_metrics)
 from models.self_contradiction.mitigate import (MITIGATIONS, delete_fixes, flagged_by_sentence, mitigate_text,
                                                 revise_fixes)
 from models.self_contradiction.texts import AnalysedText, analyse_texts, detokenize
@@ -118,7 +118,7 @@ def redetect(revised, scorer, generator, detector, parser, settings: LoopSetting
 
 def self_contradiction_loop(rows: list[dict], scorer, detector, parser, generator=None,
                             settings: LoopSettings | None = None) -> dict:
-    """rows: {id, prompt, text}. Returns {texts, revised, pairs, requests, fixes, after, still, per_text, metrics}."""
+    """rows: {id, prompt, text}. Returns {texts, revised, pairs, requests, fixes, per_text, metrics, steps}."""
     settings = settings or LoopSettings()
     timer = Timer()
     t0 = time.perf_counter()
