@@ -100,110 +100,6 @@ def pair_rows(pairs: list[dict], generator_name: str | None, tag: str = "") -> l
     return out
 
 
-def write_outputs(result: dict, generations: list[dict], metrics: dict, gen_name: str | None, run_dir: Path,
-                  html: bool) -> None:
-    """generations.jsonl, pairs.jsonl, revised.jsonl, metrics.json and report.html: the one-process run and the merge
-    of a sharded one (generator=none) both write them here, so the same texts give the same bytes."""
-    from models.self_contradiction.texts import detokenize
-
-    run_dir.mkdir(parents=True, exist_ok=True)
-    write_jsonl(run_dir / "generations.jsonl",
-                [{"kind": "text", **g} for g in generations] +
-                [{"kind": "trigger", "id": r["id"], "request": r["request"], "text": r["generation"]["text"],
-                  "status": r["generation"]["status"], "error": r["generation"]["error"],
-                  "cached": r["generation"]["cached"], "refused": r.get("refused")} for r in result["requests"]] +
-                [{"kind": "revise", **r} for r in result["revise_requests"]])
-    write_jsonl(run_dir / "pairs.jsonl", pair_rows(result["pairs"], gen_name))
-    fixes = result["fixes"]
-    revised_rows = []
-    for t, r, m in zip(result["texts"], result["revised"], result["per_text"]):
-        changes = [{"sentence": f.index, "action": f.action, "reason": f.reason, "original": detokenize(f.original),
-                    "revised": detokenize(f.revised) if f.revised else None, "pairs": f.pairs, "rounds": f.rounds}
-                   for f in fixes if f.text_id == t.id]
-        revised_rows.append({"id": t.id, "prompt": t.prompt, "text": t.text, "revised": r.text, "changes": changes,
-                             **{k: m[k] for k in ("sentences", "self_contradictory", "self_contradiction_rate",
-                                                  "informativeness_kept")}})
-    write_jsonl(run_dir / "revised.jsonl", revised_rows)
-    (run_dir / "metrics.json").write_text(json.dumps(metrics, indent=1, ensure_ascii=False))
-    if html:
-        from evaluation.self_contradiction_html import write_page
-
-        write_page(result, metrics, run_dir / "report.html")
-
-
-def with_facts(loop_figures: dict, facts: dict) -> dict:
-    """metrics.json of given texts: the loop's figures (less RUN_FIGURES) and what the run was given."""
-    return {**{k: v for k, v in loop_figures.items() if k not in RUN_FIGURES}, **facts}
-
-
-def text_rows(result: dict, generations: list[dict]) -> list[dict]:
-    """A shard's rows: one per text, everything the loop found for it as JSON (merge_outputs reads them back)."""
-    from dataclasses import asdict
-
-    def plain(t):
-        return {**asdict(t), "changed": sorted(t.changed)}
-
-    rows = []
-    for g, t, r, m in zip(generations, result["texts"], result["revised"], result["per_text"]):
-        rows.append({"id": t.id, "generation": g, "text": plain(t), "revised": plain(r), "per_text": m,
-                     "pairs": [p for p in result["pairs"] if p["text_id"] == t.id],
-                     "after": [p for p in result["after"] if p["text_id"] == t.id],
-                     "fixes": [asdict(f) for f in result["fixes"] if f.text_id == t.id],
-                     "still": sorted(i for tid, i in result["still"] if tid == t.id)})
-    return rows
-
-
-def loop_on_given_texts(rows: list[dict], scorer, detector, parser, settings, scope: str) -> tuple[list[dict], dict]:
-    """The loop on given texts (no generator) -> (one row per text as text_rows, the steps' items and seconds).
-    scope text: each text through the loop alone (its sentences and pairs batched with no other text's), so a text's
-    row does not depend on the texts beside it and a sharded run merges to one process's bytes; run: one loop over
-    all (fuller batches; padding can move a probability in its last digits, or flip a near-tie, with the batch)."""
-    from models.self_contradiction.loop import self_contradiction_loop
-
-    if scope not in ("text", "run"):
-        raise DataFormatError(f"batch_scope={scope}: give text or run")
-    out, steps = [], {}
-    for group in ([[r] for r in rows] if scope == "text" else [rows] if rows else []):
-        result = self_contradiction_loop(group, scorer, detector, parser, None, settings)
-        generations = [{"id": r["id"], "prompt": r["prompt"], "text": r["text"], "status": "given"} for r in group]
-        out += text_rows(result, generations)
-        for name, step in result["metrics"]["steps"].items():
-            total = steps.setdefault(name, {"items": 0, "seconds": 0.0})
-            total["items"] += step["items"]
-            total["seconds"] = round(total["seconds"] + step["seconds"], 3)
-    for total in steps.values():
-        total["per_second"] = round(total["items"] / total["seconds"], 3) if total["seconds"] else None
-    return json.loads(json.dumps(out, ensure_ascii=False)), steps  # as a shard's rows.jsonl reads back
-
-
-def write_text_rows(rows: list[dict], out_dir: Path, info: dict, html: bool) -> dict:
-    """The files of given texts from their per-text rows (in input order): a one-process run and the merge of a
-    sharded one both write them here, the loop's figures from the function the loop itself uses."""
-    from models.self_contradiction.measures import loop_metrics
-    from models.self_contradiction.mitigate import SentenceFix
-    from models.self_contradiction.texts import AnalysedText
-
-    def text(d):
-        return AnalysedText(**{**d, "changed": set(d["changed"])})
-
-    result = {"texts": [text(r["text"]) for r in rows], "revised": [text(r["revised"]) for r in rows],
-              "pairs": [p for r in rows for p in r["pairs"]], "after": [p for r in rows for p in r["after"]],
-              "fixes": [SentenceFix(**f) for r in rows for f in r["fixes"]], "requests": [], "revise_requests": [],
-              "per_text": [r["per_text"] for r in rows]}
-    figures = loop_metrics(result["per_text"], result["pairs"], result["after"], sum(len(r["still"]) for r in rows),
-                           info["mitigation"])
-    metrics = with_facts(figures, {**info["facts"], "inputs": len(rows)})
-    write_outputs(result, [r["generation"] for r in rows], metrics, None, out_dir, html)
-    return metrics
-
-
-def merge_outputs(rows: list[dict], out_dir: Path, infos: list[dict]) -> dict:
-    """evaluation.merge's writer for a sweep of this entry point: the one-process files from the shards' texts."""
-    if any(i != infos[0] for i in infos[1:]):
-        raise ShardError(f"the shards scored with different thresholds or models: {infos}")
-    return write_text_rows(rows, out_dir, infos[0], html=True)
-
-
 def run(cfg: DictConfig, run_dir: Path) -> dict:
     from models.self_contradiction.components import load_scorer_components, model_paths
     from models.self_contradiction.loop import LoopSettings, generate_texts, self_contradiction_loop
@@ -338,6 +234,110 @@ def run_sharded(cfg: DictConfig, shard, kind: str, rows: list[dict], skipped: di
     except ShardError as e:
         raise DataFormatError(str(e)) from None
     return {"texts": done["records"], "shard": done["index"], "shards": done["count"]}
+
+
+def write_outputs(result: dict, generations: list[dict], metrics: dict, gen_name: str | None, run_dir: Path,
+                  html: bool) -> None:
+    """generations.jsonl, pairs.jsonl, revised.jsonl, metrics.json and report.html: the one-process run and the merge
+    of a sharded one (generator=none) both write them here, so the same texts give the same bytes."""
+    from models.self_contradiction.texts import detokenize
+
+    run_dir.mkdir(parents=True, exist_ok=True)
+    write_jsonl(run_dir / "generations.jsonl",
+                [{"kind": "text", **g} for g in generations] +
+                [{"kind": "trigger", "id": r["id"], "request": r["request"], "text": r["generation"]["text"],
+                  "status": r["generation"]["status"], "error": r["generation"]["error"],
+                  "cached": r["generation"]["cached"], "refused": r.get("refused")} for r in result["requests"]] +
+                [{"kind": "revise", **r} for r in result["revise_requests"]])
+    write_jsonl(run_dir / "pairs.jsonl", pair_rows(result["pairs"], gen_name))
+    fixes = result["fixes"]
+    revised_rows = []
+    for t, r, m in zip(result["texts"], result["revised"], result["per_text"]):
+        changes = [{"sentence": f.index, "action": f.action, "reason": f.reason, "original": detokenize(f.original),
+                    "revised": detokenize(f.revised) if f.revised else None, "pairs": f.pairs, "rounds": f.rounds}
+                   for f in fixes if f.text_id == t.id]
+        revised_rows.append({"id": t.id, "prompt": t.prompt, "text": t.text, "revised": r.text, "changes": changes,
+                             **{k: m[k] for k in ("sentences", "self_contradictory", "self_contradiction_rate",
+                                                  "informativeness_kept")}})
+    write_jsonl(run_dir / "revised.jsonl", revised_rows)
+    (run_dir / "metrics.json").write_text(json.dumps(metrics, indent=1, ensure_ascii=False))
+    if html:
+        from evaluation.self_contradiction_html import write_page
+
+        write_page(result, metrics, run_dir / "report.html")
+
+
+def with_facts(loop_figures: dict, facts: dict) -> dict:
+    """metrics.json of given texts: the loop's figures (less RUN_FIGURES) and what the run was given."""
+    return {**{k: v for k, v in loop_figures.items() if k not in RUN_FIGURES}, **facts}
+
+
+def text_rows(result: dict, generations: list[dict]) -> list[dict]:
+    """A shard's rows: one per text, everything the loop found for it as JSON (merge_outputs reads them back)."""
+    from dataclasses import asdict
+
+    def plain(t):
+        return {**asdict(t), "changed": sorted(t.changed)}
+
+    rows = []
+    for g, t, r, m in zip(generations, result["texts"], result["revised"], result["per_text"]):
+        rows.append({"id": t.id, "generation": g, "text": plain(t), "revised": plain(r), "per_text": m,
+                     "pairs": [p for p in result["pairs"] if p["text_id"] == t.id],
+                     "after": [p for p in result["after"] if p["text_id"] == t.id],
+                     "fixes": [asdict(f) for f in result["fixes"] if f.text_id == t.id],
+                     "still": sorted(i for tid, i in result["still"] if tid == t.id)})
+    return rows
+
+
+def loop_on_given_texts(rows: list[dict], scorer, detector, parser, settings, scope: str) -> tuple[list[dict], dict]:
+    """The loop on given texts (no generator) -> (one row per text as text_rows, the steps' items and seconds).
+    scope text: each text through the loop alone (its sentences and pairs batched with no other text's), so a text's
+    row does not depend on the texts beside it and a sharded run merges to one process's bytes; run: one loop over
+    all (fuller batches; padding can move a probability in its last digits, or flip a near-tie, with the batch)."""
+    from models.self_contradiction.loop import self_contradiction_loop
+
+    if scope not in ("text", "run"):
+        raise DataFormatError(f"batch_scope={scope}: give text or run")
+    out, steps = [], {}
+    for group in ([[r] for r in rows] if scope == "text" else [rows] if rows else []):
+        result = self_contradiction_loop(group, scorer, detector, parser, None, settings)
+        generations = [{"id": r["id"], "prompt": r["prompt"], "text": r["text"], "status": "given"} for r in group]
+        out += text_rows(result, generations)
+        for name, step in result["metrics"]["steps"].items():
+            total = steps.setdefault(name, {"items": 0, "seconds": 0.0})
+            total["items"] += step["items"]
+            total["seconds"] = round(total["seconds"] + step["seconds"], 3)
+    for total in steps.values():
+        total["per_second"] = round(total["items"] / total["seconds"], 3) if total["seconds"] else None
+    return json.loads(json.dumps(out, ensure_ascii=False)), steps  # as a shard's rows.jsonl reads back
+
+
+def write_text_rows(rows: list[dict], out_dir: Path, info: dict, html: bool) -> dict:
+    """The files of given texts from their per-text rows (in input order): a one-process run and the merge of a
+    sharded one both write them here, the loop's figures from the function the loop itself uses."""
+    from models.self_contradiction.measures import loop_metrics
+    from models.self_contradiction.mitigate import SentenceFix
+    from models.self_contradiction.texts import AnalysedText
+
+    def text(d):
+        return AnalysedText(**{**d, "changed": set(d["changed"])})
+
+    result = {"texts": [text(r["text"]) for r in rows], "revised": [text(r["revised"]) for r in rows],
+              "pairs": [p for r in rows for p in r["pairs"]], "after": [p for r in rows for p in r["after"]],
+              "fixes": [SentenceFix(**f) for r in rows for f in r["fixes"]], "requests": [], "revise_requests": [],
+              "per_text": [r["per_text"] for r in rows]}
+    figures = loop_metrics(result["per_text"], result["pairs"], result["after"], sum(len(r["still"]) for r in rows),
+                           info["mitigation"])
+    metrics = with_facts(figures, {**info["facts"], "inputs": len(rows)})
+    write_outputs(result, [r["generation"] for r in rows], metrics, None, out_dir, html)
+    return metrics
+
+
+def merge_outputs(rows: list[dict], out_dir: Path, infos: list[dict]) -> dict:
+    """evaluation.merge's writer for a sweep of this entry point: the one-process files from the shards' texts."""
+    if any(i != infos[0] for i in infos[1:]):
+        raise ShardError(f"the shards scored with different thresholds or models: {infos}")
+    return write_text_rows(rows, out_dir, infos[0], html=True)
 
 
 @hydra.main(version_base="1.3", config_path="../conf", config_name="eval_self_contradiction")
