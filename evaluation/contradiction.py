@@ -140,7 +140,8 @@ def pair_facts(row: dict, pair: dict | None) -> dict:
     from models.contradiction import entailment_only
 
     return {"gated": bool(row.get("gated")), "entailment_only": entailment_only(row),
-            "numbers_differ": bool(row["features"]["sentence_numbers_differ"] > 0)
+            # an encoder-only model computes no lexical features: its pairs never count as numbers differing
+            "numbers_differ": bool(row["features"].get("sentence_numbers_differ", 0) > 0)
             if row["status"] == "ok" and "features" in row else False,
             "generator": pair.get("generator") if pair is not None else None}
 

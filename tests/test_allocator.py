@@ -60,10 +60,14 @@ def test_every_evaluation_cli_uses_it_first():
     """Each Hydra entry point of evaluation/ calls use_jemalloc before main() in its __main__ block."""
     missing = []
     for path in sorted((ROOT / "evaluation").glob("*.py")):
-        text = path.read_text()
-        if "@hydra.main" not in text:
+        tree = ast.parse(path.read_text())
+        if not any(ast.unparse(d).startswith("hydra.main") for n in tree.body if isinstance(n, ast.FunctionDef)
+                   for d in n.decorator_list):
             continue
-        block = next(n for n in ast.parse(text).body if isinstance(n, ast.If) and "__main__" in ast.unparse(n.test))
+        block = next((n for n in tree.body if isinstance(n, ast.If) and "__main__" in ast.unparse(n.test)), None)
+        if block is None:
+            missing.append(path.name)
+            continue
         calls = [ast.unparse(s.value.func) for s in block.body if isinstance(s, ast.Expr) and isinstance(s.value, ast.Call)]
         if calls[:2] != ["use_jemalloc", "main"]:
             missing.append(path.name)
