@@ -5,6 +5,8 @@ QASem QAs; docs/self_contradiction.md):
     python -m evaluation.self_contradiction generator=qwen2_5_coder_0_5b_instruct topics=FILE release=DIR \
         mitigation=revise hydra.run.dir=D
     python -m evaluation.self_contradiction generator=none texts=FILE.jsonl release=DIR mitigation=delete hydra.run.dir=D
+    python -m evaluation.self_contradiction generator=none generator@reviser=qwen2_5_coder_0_5b_instruct texts=FILE.jsonl \
+        release=DIR mitigation=revise revise.strategy=fact hydra.run.dir=D
     python -m evaluation.self_contradiction generator=openai generator.base_url=URL generator.model=NAME \
         prompts=FILE release=DIR mitigation=revise hydra.run.dir=D
 
@@ -77,6 +79,7 @@ def sampling_of(node):
 
 def run(cfg: DictConfig, run_dir: Path) -> dict:
     from models.self_contradiction.components import load_scorer_components, model_paths
+    from models.self_contradiction.fact_revise import FactReviseSettings
     from models.self_contradiction.loop import LoopSettings, generate_texts, self_contradiction_loop
     from models.self_contradiction.trigger import TriggerSettings
 
@@ -86,16 +89,25 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
     shard = this_shard(cfg, run_dir, kind, rows, has_generator)
     if not has_generator and kind in ("topics", "prompts"):
         raise DataFormatError(f"{kind}= needs a generator to write the texts (generator=gemma3_270m or generator=openai)")
-    if not has_generator and cfg.mitigation == "revise":
-        raise DataFormatError("mitigation=revise needs a generator (generator=gemma3_270m or generator=openai)")
+    has_reviser = bool(cfg.reviser._target_)
+    if not has_generator and not has_reviser and cfg.mitigation == "revise":
+        raise DataFormatError("mitigation=revise needs a generator or a reviser (generator=gemma3_270m, "
+                              "generator@reviser=qwen2_5_coder_0_5b_instruct)")
     paths = model_paths(cfg.release, {k: cfg[k] for k in ("parser", "detector", "entailment", "contradiction")})
     generator = build_generator(cfg)
+    # the reviser: its own model when given (generator@reviser=NAME), else the generator
+    reviser = hydra.utils.instantiate(cfg.reviser) if has_reviser else None
     # a chat model is asked with ChatProtect's prompts (conf/chat_prompts/), a base model with the cloze
-    chat_prompts = hydra.utils.instantiate(cfg.chat_prompts) if getattr(generator, "chat", False) else None
+    chat_prompts = hydra.utils.instantiate(cfg.chat_prompts) \
+        if getattr(generator, "chat", False) or getattr(reviser, "chat", False) else None
     settings = LoopSettings(mitigation=str(cfg.mitigation), within=bool(cfg.within),
                             trigger=TriggerSettings(str(cfg.trigger.qas), str(cfg.trigger.template), chat_prompts),
                             rounds=int(cfg.revise.rounds), trigger_sampling=sampling_of(cfg.trigger.sampling),
-                            revise_sampling=sampling_of(cfg.revise.sampling), perplexity=bool(cfg.perplexity))
+                            revise_sampling=sampling_of(cfg.revise.sampling), perplexity=bool(cfg.perplexity),
+                            revise_strategy=str(cfg.revise.strategy),
+                            fact=FactReviseSettings(int(cfg.revise.candidates), float(cfg.revise.keep_qas),
+                                                    None if cfg.revise.max_perplexity_increase is None
+                                                    else float(cfg.revise.max_perplexity_increase)))
     run_dir.mkdir(parents=True, exist_ok=True)
     if shard is not None:
         return run_sharded(cfg, shard, kind, rows, skipped, paths, settings)
@@ -120,7 +132,7 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
         return run_given_texts(cfg, run_dir, start, kind, rows, skipped, (detector, parser, scorer), settings, paths)
     if cfg.threshold is not None:
         scorer.threshold = float(cfg.threshold)
-    result = self_contradiction_loop(rows, scorer, detector, parser, generator, settings)
+    result = self_contradiction_loop(rows, scorer, detector, parser, generator, settings, reviser)
 
     gen_name = getattr(generator, "name", None)
     write_texts(result, generations, gen_name, run_dir)
@@ -131,9 +143,10 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
         s.setdefault("per_second", round(s["items"] / s["seconds"], 3) if s["seconds"] else None)
     gen_errors = sum(g.get("status") == "error" for g in generations)
     metrics.update({"input": kind, "inputs": len(rows), "skipped_lines": skipped, "generator": gen_name,
+                    "reviser": getattr(reviser or generator, "name", None), "revise_strategy": settings.revise_strategy,
                     "generator_is_chat": getattr(generator, "chat", None), "text_generation_errors": gen_errors,
                     "threshold": scorer.threshold, "models": paths,
-                    "cache": {"hits": generator.cache.hits, "misses": generator.cache.misses} if generator else None,
+                    "cache": {"hits": m.cache.hits, "misses": m.cache.misses} if (m := reviser or generator) else None,
                     "wall_seconds": round(time.perf_counter() - start, 2)})
     if generator is not None and "gemma3_270m" in str(gen_name):
         metrics["note"] = "figures from Gemma 3 270M, a weak base model: they test the loop, not a real model"

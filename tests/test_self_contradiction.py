@@ -209,3 +209,66 @@ def test_a_revision_must_keep_the_rest_of_the_sentence():
     assert revision("the same.", False, original, keep) == (None, "lost_content")
     assert revision("Ballance is a small town.", False, original, keep)[0] == "Ballance is a small town .".split()
     assert revision("Ballance is a small town with a population of 1,000 people.", False, original, keep)[1] == "unchanged"
+
+
+def chat_prompts():
+    """conf/chat_prompts/chatprotect.yaml as the loop gets it."""
+    import hydra
+    from parser_helpers import compose_cfg
+
+    return hydra.utils.instantiate(compose_cfg("eval_self_contradiction", []).chat_prompts)
+
+
+class SeededChat:
+    """A chat reviser whose answer depends on the sampling seed only (candidate k of a round gets seed k)."""
+    chat, name = True, "seeded"
+
+    def __init__(self, by_seed):
+        self.by_seed, self.asked = by_seed, []
+
+    def generate(self, prompts, settings=None):
+        self.asked += [(settings.seed, p) for p in prompts]
+        return [Generation(self.by_seed.get(settings.seed, "")) for _ in prompts]
+
+    def log_likelihood(self, texts):
+        return [(-2.0 * len(t.split()), len(t.split())) for t in texts]
+
+
+def test_fact_revise_asks_for_the_draft_and_keeps_the_first_candidate_that_passes():
+    from models.generate.base import SamplingSettings
+    from models.self_contradiction.fact_revise import FactReviseSettings
+
+    gen = SeededChat({0: "Merkel joined the CDU in 1985 and stayed .", 1: "Merkel joined the CDU."})
+    settings = LoopSettings(mitigation="revise", within=True, revise_strategy="fact", rounds=1,
+                            trigger=TriggerSettings(chat_prompts=chat_prompts()), revise_sampling=SamplingSettings(),
+                            fact=FactReviseSettings(candidates=3, keep_qas=0.5, max_perplexity_increase=0.1))
+    res = self_contradiction_loop([TEXT], scorer(), DETECTOR, PARSER, None, settings, reviser=gen)
+    (fix,) = res["fixes"]
+    assert (fix.index, fix.action, fix.revised) == (2, "revised", "Merkel joined the CDU .".split())
+    # candidate 0 still states 1985 (refused, still in conflict); candidate 1 passes; candidate 2 is never asked
+    assert [s for s, _ in gen.asked] == [0, 1]
+    ask = gen.asked[0][1]
+    assert ask[0]["role"] == "system" and [m["role"] for m in ask[1:]] == ["user", "assistant"] * 3 + ["user"]
+    assert 'Information to remove: "in 1985"' in ask[-1]["content"]
+    assert "Draft with it removed: Merkel joined the CDU." in ask[-1]["content"]
+    assert [r["refused"] for r in res["revise_requests"]] == ["still_conflicts", None]
+    m = res["metrics"]
+    assert m["removed_by_revision"] == 1.0 and m["removed_by_deletion"] == 0.0
+
+
+def test_fact_revise_refuses_a_less_fluent_candidate_and_drops_after_its_rounds():
+    from models.generate.base import SamplingSettings
+    from models.self_contradiction.fact_revise import FactReviseSettings
+
+    class Disfluent(SeededChat):  # the revision's words are less likely than the original's
+        def log_likelihood(self, texts):
+            return [(-(3.0 if "CDU ." in t or t.endswith("CDU.") else 2.0) * len(t.split()), len(t.split())) for t in texts]
+
+    gen = Disfluent({0: "Merkel joined the CDU."})
+    settings = LoopSettings(mitigation="revise", revise_strategy="fact", rounds=2,
+                            trigger=TriggerSettings(chat_prompts=chat_prompts()), revise_sampling=SamplingSettings(),
+                            fact=FactReviseSettings(candidates=1, max_perplexity_increase=0.1))
+    res = self_contradiction_loop([TEXT], scorer(), DETECTOR, PARSER, None, settings, reviser=gen)
+    (fix,) = res["fixes"]
+    assert fix.action == "dropped" and fix.rounds == 2
+    assert res["metrics"]["revisions_refused"] == {"empty": 1, "perplexity": 1}  # round 2's seed answers nothing

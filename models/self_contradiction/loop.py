@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from models.qa_alignment import extract_qas
 from models.self_contradiction.detect import within_text_pairs
+from models.self_contradiction.fact_revise import FactReviseSettings, fact_revise_fixes
 from models.self_contradiction.measures import (conflicting_qa_keys, informativeness, perplexity, ratio,
                                                 loop_metrics)
 from models.self_contradiction.mitigate import (MITIGATIONS, delete_fixes, flagged_by_sentence, mitigate_text,
@@ -27,10 +28,14 @@ class LoopSettings:
     trigger_sampling: object = None      # models.generate.SamplingSettings of the alternatives (sampled)
     revise_sampling: object = None
     perplexity: bool = True
+    revise_strategy: str = "chatprotect"  # chatprotect: ChatProtect's prompt; fact: aimed at the conflicting answers
+    fact: FactReviseSettings = field(default_factory=FactReviseSettings)
 
     def __post_init__(self):
         if self.mitigation not in MITIGATIONS:
             raise ValueError(f"mitigation={self.mitigation!r}: expected one of {', '.join(MITIGATIONS)}")
+        if self.revise_strategy not in ("chatprotect", "fact"):
+            raise ValueError(f"revise.strategy={self.revise_strategy!r}: expected chatprotect or fact")
 
 
 def complete_sentences(text: str) -> str:
@@ -117,9 +122,12 @@ def redetect(revised, scorer, generator, detector, parser, settings: LoopSetting
 
 
 def self_contradiction_loop(rows: list[dict], scorer, detector, parser, generator=None,
-                            settings: LoopSettings | None = None) -> dict:
-    """rows: {id, prompt, text}. Returns {texts, revised, pairs, requests, fixes, per_text, metrics, steps}."""
+                            settings: LoopSettings | None = None, reviser=None) -> dict:
+    """rows: {id, prompt, text}. Returns {texts, revised, pairs, requests, fixes, per_text, metrics, steps}.
+    `reviser`: the model that revises (and measures perplexity) when it is not the generator, e.g. for texts= input
+    with no generator."""
     settings = settings or LoopSettings()
+    reviser = reviser or generator
     timer = Timer()
     t0 = time.perf_counter()
     texts = analyse_texts(rows, detector, parser)
@@ -146,10 +154,15 @@ def self_contradiction_loop(rows: list[dict], scorer, detector, parser, generato
     if settings.mitigation == "delete":
         fixes = delete_fixes(flagged, scorer, detector, parser)
     elif settings.mitigation == "revise":
-        if generator is None:
-            raise ValueError("mitigation=revise needs a generator (generator=gemma3_270m or generator=openai)")
-        fixes, revise_counts = revise_fixes(flagged, {t.id: t for t in texts}, scorer, generator, detector, parser,
-                                            settings.rounds, settings.revise_sampling, settings.trigger.chat_prompts)
+        if reviser is None:
+            raise ValueError("mitigation=revise needs a generator or a reviser (generator=gemma3_270m or generator=openai)")
+        if settings.revise_strategy == "fact":
+            fixes, revise_counts = fact_revise_fixes(flagged, {t.id: t for t in texts}, scorer, reviser, detector, parser,
+                                                     settings.rounds, settings.revise_sampling,
+                                                     settings.trigger.chat_prompts, settings.fact)
+        else:
+            fixes, revise_counts = revise_fixes(flagged, {t.id: t for t in texts}, scorer, reviser, detector, parser,
+                                                settings.rounds, settings.revise_sampling, settings.trigger.chat_prompts)
     timer.step("mitigate", len(flagged), t0)
 
     t0 = time.perf_counter()
@@ -179,17 +192,17 @@ def self_contradiction_loop(rows: list[dict], scorer, detector, parser, generato
                          "informativeness_kept": ratio(kept, total)})
 
     ppl, sentence_ppl = (None, None), None
-    if generator is not None and settings.perplexity:
+    if reviser is not None and settings.perplexity:  # under the reviser: the generator when there is one
         t0 = time.perf_counter()
         # both sides as the loop's sentences joined, so that only mitigation differs between them
         originals = [" ".join(detokenize(s) for s in t.sentences) for t in texts]
-        before = log_likelihoods(generator, originals)
+        before = log_likelihoods(reviser, originals)
         changed = [k for k, r in enumerate(revised) if r.text != originals[k]]
-        after_ll = dict(zip(changed, log_likelihoods(generator, [revised[k].text for k in changed])))
+        after_ll = dict(zip(changed, log_likelihoods(reviser, [revised[k].text for k in changed])))
         ppl = (perplexity(before), perplexity([after_ll.get(k, v) for k, v in enumerate(before)]))
         # the changed sentences alone, before and after: is a revision as fluent as what it replaced?
         kept = [f for f in fixes if f.revised is not None]
-        pairs_ll = log_likelihoods(generator, [detokenize(f.original) for f in kept] + [detokenize(f.revised) for f in kept])
+        pairs_ll = log_likelihoods(reviser, [detokenize(f.original) for f in kept] + [detokenize(f.revised) for f in kept])
         sentence_ppl = {"sentences": len(kept), "original": perplexity(pairs_ll[:len(kept)]),
                         "revised": perplexity(pairs_ll[len(kept):])}
         timer.step("perplexity", len(texts) + len(changed) + 2 * len(kept), t0)
@@ -198,6 +211,7 @@ def self_contradiction_loop(rows: list[dict], scorer, detector, parser, generato
                            after_counts, ppl, sentence_ppl)
     metrics.update({
         "generator_usage": getattr(generator, "usage", None),
+        "reviser_usage": getattr(reviser, "usage", None) if reviser is not generator else None,
         "steps": timer.steps,
     })
     return {"texts": texts, "revised": revised, "pairs": pairs, "requests": requests, "fixes": fixes,

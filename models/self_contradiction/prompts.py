@@ -20,6 +20,7 @@ class ChatPrompts:
     generate: dict | None = None  # system: the system message before a text's prompt (none when absent)
     topic_prefix: str = ""
     no_prefix: str = ""
+    revise_fact: dict | None = None  # system, user, demonstrations [{sentence, answers, draft, answer}]: revise.strategy=fact
 
     def __post_init__(self):
         for step, keys in (("gen_sentence", ("system", "user", "demonstrations")), ("detect", ("explain", "conclude")),
@@ -49,6 +50,18 @@ class ChatPrompts:
     def revise_messages(self, prompt: str, prefix: str, sentence: str, alt: str) -> list[dict]:
         return [_message("user", self.revise["user"].format(prompt=prompt, topic=self.topic(prompt),
                                                             prefix=prefix or self.no_prefix, sentence=sentence, alt=alt))]
+
+    def revise_fact_messages(self, sentence: str, answers: str, draft: str) -> list[dict]:
+        """The sentence, the answers the scorer found in conflict and the sentence without them (a draft to repair),
+        after the demonstrations."""
+        f = self.revise_fact
+        if not f or any(k not in f for k in ("system", "user", "demonstrations")):
+            raise ValueError("revise.strategy=fact needs chat_prompts.revise_fact with system, user and demonstrations")
+        messages = [_message("system", f["system"])]
+        for d in f["demonstrations"]:
+            messages += [_message("user", f["user"].format(sentence=d["sentence"], answers=d["answers"], draft=d["draft"])),
+                         _message("assistant", d["answer"])]
+        return messages + [_message("user", f["user"].format(sentence=sentence, answers=answers, draft=draft))]
 
     def detect_messages(self, prompt: str, prefix: str, stmt1: str, stmt2: str,
                         explanation: str | None = None) -> list[dict]:
