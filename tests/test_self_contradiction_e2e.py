@@ -219,3 +219,31 @@ def test_the_judge_decides_from_p_yes_after_its_explanation(release, tmp_path):
     assert scored and all(0.0 <= p["p_contradiction"] <= 1.0 for p in scored)
     assert all(p["decision"] == (p["p_contradiction"] >= 0.5) for p in scored)
     assert all("p_scorer" in p and p["explanation"] for p in scored)
+
+
+def test_fact_revise_with_a_chat_reviser_and_no_generator(release, tmp_path):
+    """revise.strategy=fact with SmolLM2-135M-Instruct as the reviser of given texts (generator=none): threshold 0
+    flags every scored pair; each request holds the demonstrations, the conflicting answers and the draft, and every
+    candidate ends accepted or refused with a reason."""
+    from evaluation.self_contradiction import run
+
+    texts = tmp_path / "texts.jsonl"
+    texts.write_text(json.dumps({"id": "t1", "prompt": "Please tell me about Merkel",
+                                 "text": "Merkel joined the CDU in 1990. Merkel joined the CDU in 1985."}) + "\n")
+    cfg = compose_cfg("eval_self_contradiction", [
+        "generator=none", "generator@reviser=smollm2_135m_instruct", f"reviser.cache_dir={tmp_path / 'cache'}",
+        f"texts={texts}", f"release={release}", "mitigation=revise", "threshold=0.0", "revise.strategy=fact",
+        "revise.rounds=1", "revise.candidates=2", "revise.sampling.max_new_tokens=24"])
+    m = run(cfg, tmp_path / "D")
+    _check_outputs(tmp_path / "D", 1)
+    assert m["generator"] is None and m["reviser"] == "local:smollm2_135m_instruct" and m["revise_strategy"] == "fact"
+    gens = [json.loads(x) for x in (tmp_path / "D" / "generations.jsonl").read_text().splitlines()]
+    revise = [g for g in gens if g["kind"] == "revise"]
+    assert m["self_contradictory_sentences"] == 1  # the second sentence, judged against the first
+    assert 0 < len(revise) == m["revisions_asked"] <= 2
+    ask = revise[0]["request"]
+    assert [x["role"] for x in ask] == ["system"] + ["user", "assistant"] * 3 + ["user"]
+    assert "Draft with it removed:" in ask[-1]["content"]
+    assert all(r["refused"] for r in revise[:-1])  # a candidate after the first only when the one before was refused
+    assert m["removed_by_revision"] + m["removed_by_deletion"] == pytest.approx(m["mitigation_removed"])
+    assert m["perplexity_changed_sentences"] is not None and m["reviser_usage"]["new_tokens"] > 0
