@@ -40,7 +40,7 @@ from models.progress import run_with_summary
 log = logging.getLogger(__name__)
 INPUTS = ("topics", "prompts", "texts", "pairs")
 SHARD_REFUSAL = ("sharded self-contradiction scores given texts with no model that writes: generator=none texts=FILE "
-                 "(or pairs=FILE), mitigation none or delete. A run with a generator stays one process: the figures "
+                 "(or pairs=FILE), mitigation none or delete, no reviser. A run with a generator or reviser stays one process: the figures "
                  "it computes over all texts at once (perplexity, the generator's usage and response cache) are not "
                  "rebuilt from shards, and a server's sampled answers need not repeat in another process; "
                  "drop shard.count")
@@ -85,11 +85,11 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
 
     start = time.perf_counter()
     kind, rows, skipped = read_input(cfg)
-    has_generator = bool(cfg.generator._target_)
-    shard = this_shard(cfg, run_dir, kind, rows, has_generator)
+    has_generator, has_reviser = bool(cfg.generator._target_), bool(cfg.reviser._target_)
+    # a reviser is a model that writes too (and its perplexity is measured over all texts at once)
+    shard = this_shard(cfg, run_dir, kind, rows, has_generator or has_reviser)
     if not has_generator and kind in ("topics", "prompts"):
         raise DataFormatError(f"{kind}= needs a generator to write the texts (generator=gemma3_270m or generator=openai)")
-    has_reviser = bool(cfg.reviser._target_)
     if not has_generator and not has_reviser and cfg.mitigation == "revise":
         raise DataFormatError("mitigation=revise needs a generator or a reviser (generator=gemma3_270m, "
                               "generator@reviser=qwen2_5_coder_0_5b_instruct)")
@@ -128,7 +128,7 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
         if chat_prompts is None:
             raise DataFormatError("detect=judge needs a chat model as generator (generator=qwen2_5_coder_0_5b_instruct)")
         scorer = JudgeScorer(scorer, generator, chat_prompts, float(cfg.judge.threshold), sampling_of(cfg.judge.explain))
-    if generator is None and cfg.mitigation != "revise":  # given texts, no model that writes: per-text rows
+    if generator is None and reviser is None and cfg.mitigation != "revise":  # given texts, no model that writes: per-text rows
         return run_given_texts(cfg, run_dir, start, kind, rows, skipped, (detector, parser, scorer), settings, paths)
     if cfg.threshold is not None:
         scorer.threshold = float(cfg.threshold)
@@ -155,7 +155,7 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
     return finish(cfg, run_dir, metrics, took)
 
 
-def this_shard(cfg: DictConfig, run_dir: Path, kind: str, rows: list[dict], has_generator: bool):
+def this_shard(cfg: DictConfig, run_dir: Path, kind: str, rows: list[dict], has_writer: bool):
     """This process's shard (None: one process), checked before any model loads. Ids that repeat are refused
     (revised.jsonl and a merge match texts by id); a run with a model that writes refuses shard.count > 1."""
     try:
@@ -163,7 +163,7 @@ def this_shard(cfg: DictConfig, run_dir: Path, kind: str, rows: list[dict], has_
         shard = shard_from_config(cfg, run_dir)
     except ShardError as e:
         raise DataFormatError(f"{e}; nothing was scored") from None
-    if shard is not None and (has_generator or cfg.mitigation == "revise"):  # revise asks a model to write, too
+    if shard is not None and (has_writer or cfg.mitigation == "revise"):  # revise asks a model to write, too
         raise DataFormatError(SHARD_REFUSAL)
     return shard
 

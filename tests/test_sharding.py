@@ -313,8 +313,9 @@ def test_self_contradiction_two_shards_merge_to_the_one_process_bytes(tmp_path):
     took = json.loads((tmp_path / "one" / "run.json").read_text())
     assert {"parse", "detect", "mitigate"} <= set(took["steps"]) and took["wall_seconds"] > 0
 
-    for gen in ("generator=gemma3_270m", "generator=openai"):  # refused before the generator or the release loads
-        with pytest.raises(DataFormatError, match=r"A run with a generator stays one process: .*perplexity"):
+    # a generator, or a reviser beside given texts: refused before the model or the release loads
+    for gen in ("generator=gemma3_270m", "generator=openai", "generator@reviser=smollm2_135m_instruct"):
+        with pytest.raises(DataFormatError, match=r"A run with a generator or reviser stays one process: .*perplexity"):
             run(compose_cfg("eval_self_contradiction", [gen, f"texts={texts}", "release=no-such-release",
                                                         "shard.count=2", "shard.index=0", f"shard.dir={tmp_path / 's2'}"]),
                 tmp_path / "x")
