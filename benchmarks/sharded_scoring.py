@@ -29,9 +29,10 @@ from benchmarks.common import ROOT, machine, median, write_result
 OUTPUTS = ("reports.jsonl", "summary.json", "report.html")
 
 
-def write_pairs(data_dir: Path, splits: list[str], path: Path, limit: int | None = None) -> int:
+def write_pairs(data_dir: Path, splits: list[str], path: Path, limit: int | None = None, copies: int = 1) -> int:
     """The benchmark's responses as evaluation.consistency pairs (reference, the response's sentences: the parser
-    finds the QAs, as for a user's own responses)."""
+    finds the QAs, as for a user's own responses); `copies` > 1 repeats them under new ids (`ID#k`), so that a fast
+    scorer's workload is large enough for loading to be a small share of it."""
     from evaluation.consistency_benchmark import load_responses
 
     rows = []
@@ -39,6 +40,8 @@ def write_pairs(data_dir: Path, splits: list[str], path: Path, limit: int | None
         responses, _ = load_responses(data_dir / "qasem-consistency" / f"{split}.jsonl", split)
         rows += [{"id": r["id"], "reference": r["reference"], "generated": r["sentences"]} for r in responses]
     rows = rows[:limit] if limit else rows
+    if copies > 1:
+        rows = [{**r, "id": f"{r['id']}#{k}"} for k in range(copies) for r in rows]
     path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
     return len(rows)
 
@@ -65,6 +68,8 @@ def main() -> None:
     ap.add_argument("--data", default=os.environ.get("QASEM_DATA_DIR", "data/raw"), help="the raw data folder")
     ap.add_argument("--splits", default="dev,test", help="QASemConsistency splits whose responses are scored")
     ap.add_argument("--responses", type=int, default=None, help="the first N responses (smoke runs)")
+    ap.add_argument("--copies", type=int, default=1, help="each response this many times, under new ids (a larger "
+                    "workload, so that loading stays under 5 %% of the one-process time)")
     ap.add_argument("--shards", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--work", default=None, help="where the runs write (default: a temporary folder, removed)")
@@ -74,7 +79,7 @@ def main() -> None:
     work = Path(a.work or tempfile.mkdtemp(prefix="sharded_scoring-"))
     work.mkdir(parents=True, exist_ok=True)
     pairs = work / "pairs.jsonl"
-    n = write_pairs(Path(a.data), a.splits.split(","), pairs, a.responses)
+    n = write_pairs(Path(a.data), a.splits.split(","), pairs, a.responses, a.copies)
     one_pair = work / "one_pair.jsonl"
     one_pair.write_text(pairs.read_text(encoding="utf-8").splitlines(True)[0], encoding="utf-8")
     base = {k: v for k, v in os.environ.items() if k != "OMP_NUM_THREADS"}  # one process: torch's default threads
