@@ -20,7 +20,7 @@ from dataclasses import dataclass, replace
 from models.qa_alignment import extract_qas
 from models.self_contradiction.measures import qa_key
 from models.self_contradiction.mitigate import (SentenceFix, _rescore, content_words, delete_spans,
-                                                primary_conflict, revision)
+                                                primary_conflict, revision, revision_outcome)
 from models.self_contradiction.texts import detokenize
 
 
@@ -122,13 +122,6 @@ def fact_revise_fixes(flagged: dict, texts: dict, scorer, generator, detector, p
                 state[k]["tokens"] = new
                 state[k]["pairs"] = [{**r, "a_tokens": new} if r.get("decision") else r for r in rescored]
                 state[k]["pairs"] = [r for r in state[k]["pairs"] if r.get("decision")] or state[k]["pairs"]
-    fixes = []
-    for (tid, i), s in state.items():
-        ids = [p["id"].split("#")[0] for p in flagged[(tid, i)]]
-        original = flagged[(tid, i)][0]["a_tokens"]
-        if s["done"]:
-            fixes.append(SentenceFix(tid, i, original, s["tokens"], "revised", "revised by the model (fact)", ids, s["rounds"]))
-        else:
-            fixes.append(SentenceFix(tid, i, original, None, "dropped", f"still detected after {s['rounds']} round(s)",
-                                     ids, s["rounds"]))
+    fixes = [revision_outcome(k, flagged[k][0]["a_tokens"], s, [p["id"].split("#")[0] for p in flagged[k]],
+                              "revised by the model (fact)") for k, s in state.items()]
     return fixes, {"refused": dict(sorted(refused.items())), "requests": requests}

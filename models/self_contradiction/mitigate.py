@@ -196,15 +196,18 @@ def revise_fixes(flagged: dict, texts: dict, scorer, generator, detector, parser
             still = [r for r in _rescore(scorer, state[k]["pairs"], new, q, f"r{rnd}") if r.get("decision")]
             state[k]["tokens"] = new
             state[k]["done"] = not still
-    fixes = []
-    for (tid, i), s in state.items():
-        ids, original = [p["id"] for p in s["pairs"]], s["pairs"][0]["a_tokens"]
-        if s["done"]:
-            fixes.append(SentenceFix(tid, i, original, s["tokens"], "revised", "revised by the model", ids, s["rounds"]))
-        else:
-            fixes.append(SentenceFix(tid, i, original, None, "dropped", f"still detected after {s['rounds']} round(s)",
-                                     ids, s["rounds"]))
+    fixes = [revision_outcome(k, s["pairs"][0]["a_tokens"], s, [p["id"] for p in s["pairs"]], "revised by the model")
+             for k, s in state.items()]
     return fixes, {"refused": dict(sorted(refused.items())), "requests": requests}
+
+
+def revision_outcome(key: tuple, original: list[str], s: dict, ids: list[str], how: str) -> SentenceFix:
+    """A sentence at the end of its revision rounds: revised when the last accepted revision is no longer
+    detected, else dropped (ChatProtect's last resort)."""
+    tid, i = key
+    if s["done"]:
+        return SentenceFix(tid, i, original, s["tokens"], "revised", how, ids, s["rounds"])
+    return SentenceFix(tid, i, original, None, "dropped", f"still detected after {s['rounds']} round(s)", ids, s["rounds"])
 
 
 def mitigate_text(text: AnalysedText, fixes: list[SentenceFix]) -> tuple[list[list[str] | None], str]:
