@@ -37,12 +37,13 @@ def build_parser(a, cfg):
     if ckpt is not None:
         print(f"model: trained checkpoint {ckpt}")
         return QASemParser.from_pretrained(ckpt, device="cpu"), f"checkpoint {ckpt}"
-    from models.parser.seq2seq_model import build_model, build_tokenizer
     from train.parser import qa_format_of
+    from train.parser.families import build_family
 
     fmt = qa_format_of(cfg)
-    tok = build_tokenizer(cfg.model, fmt)
-    model = build_model(cfg.model, tok)
+    family = build_family(cfg.model)
+    tok = family.build_tokenizer(fmt)
+    model = family.build_model(tok)
     print(f"model: fresh (untrained) {a.model}: rows rarely stop before max_new_tokens "
           f"({model.generation_config.max_new_tokens}); pass --checkpoint for the realistic case")
     return (QASemParser(model, tok, fmt, constrained=bool(cfg.constrained_decoding),

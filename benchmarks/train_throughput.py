@@ -105,8 +105,8 @@ def main(argv=None) -> dict:
     a = ap.parse_args(argv)
     start_run(a)
 
-    from models.parser.seq2seq_model import build_model, build_tokenizer
     from train.parser import qa_format_of
+    from train.parser.families import build_family
 
     cfg = compose_parser_config([f"model={a.model}", "data=offline", *a.override])
     fmt = qa_format_of(cfg)
@@ -116,8 +116,9 @@ def main(argv=None) -> dict:
     if not bf16:
         print("note: trainer.args.bf16 is false in this config, so the trainer variant runs fp32 too")
     records = load_records(cfg, list(cfg.data.train), a.examples, a.seed)
-    tok = build_tokenizer(cfg.model, fmt)
-    model = build_model(cfg.model, tok)
+    family = build_family(cfg.model)
+    tok = family.build_tokenizer(fmt)
+    model = family.build_model(tok)
     n_params = sum(p.numel() for p in model.parameters())
     variants = {
         "trainer": (*trainer_batches(records, fmt, tok, model, cfg, batch_size, a.seed), bf16),

@@ -238,14 +238,13 @@ def _untied_t5_checkpoint(folder: Path) -> Path:
     """A tiny T5 saved as FLAN-T5 / T5 v1.1 are: config tie_word_embeddings=false and an lm_head.weight
     of its own, different from shared.weight (with the MiniLM tokenizer and the format's tokens)."""
     import torch
-    from omegaconf import OmegaConf
     from safetensors.torch import save_file
     from transformers import T5Config, T5ForConditionalGeneration
 
     from models.parser.qa_format import get_format
     from models.parser.seq2seq_model import build_tokenizer
 
-    tok = build_tokenizer(OmegaConf.create({"kind": "tiny_t5", "tokenizer": "minilm"}), get_format("qasem_parser"))
+    tok = build_tokenizer("minilm", get_format("qasem_parser"))
     config = T5Config(vocab_size=len(tok), d_model=16, d_kv=4, d_ff=32, num_layers=1, num_heads=2,
                       feed_forward_proj="gated-gelu", tie_word_embeddings=False, dropout_rate=0.0,
                       decoder_start_token_id=tok.pad_token_id, pad_token_id=tok.pad_token_id,

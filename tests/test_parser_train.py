@@ -106,14 +106,15 @@ def test_eval_predictions_come_back_with_their_record_index(tmp_path):
 
     from models.parser import QASemParser
     from models.parser.qa_format import get_format
-    from models.parser.seq2seq_model import build_model, build_tokenizer
+    from train.parser.families import build_family
     from common.data import SAMPLE_DIR, load_split, tokenize
     from train.parser.seq2seq_trainer import IndexedCollator, ParserTrainer
 
     cfg = OmegaConf.load(ROOT / "conf" / "model" / "tiny_t5.yaml")
     fmt = get_format("qasem_parser")
-    tok = build_tokenizer(cfg, fmt)
-    model = build_model(cfg, tok)
+    family = build_family(cfg)
+    tok = family.build_tokenizer(fmt)
+    model = family.build_model(tok)
     records = load_split(SAMPLE_DIR, [], "train", None, 0, True)
     ds = tokenize(records, fmt, tok, 64, 48, with_index=True)
     args = Seq2SeqTrainingArguments(output_dir=str(tmp_path), use_cpu=True, predict_with_generate=True,

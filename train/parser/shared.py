@@ -79,8 +79,10 @@ def publish(cfg: DictConfig, best_dir: Path, dev: dict) -> str | None:
     results = [{"task_type": "text2text-generation", "dataset_type": "qasrl", "dataset_name": "QA-SRL GS + QANom dev",
                 "dataset_split": "dev", "metric_type": f"{kind}_f1", "metric_name": f"{kind.upper()} F1",
                 "value": dev[kind]["f1"]} for kind in ("ua", "la") if kind in dev]
-    span = cfg.model.kind == "span"
-    base = cfg.model.encoder if span else cfg.model.name
+    from train.parser.families import build_family
+
+    family = build_family(cfg.model)
+    span, base = family.span, family.base_model
     write_model_card(best_dir, model_name=cfg.hub.repo_id.split("/")[-1], description=SPAN_CARD if span else SEQ2SEQ_CARD,
                      results=results, datasets=["biu-nlp/qa_srl2018", "biu-nlp/qanom"], command=command,
                      base_model=base if base and base != "minilm" else None, tags=["qasrl", "qanom", "qasem"])

@@ -1,7 +1,7 @@
 """Train the span-first parser (models/parser/span.py) with the HF Trainer: the same run
 directory, resume rule, best-checkpoint rule (dev UA F1), W&B and Hub push as the seq2seq parser.
 Reached through `python -m train.parser model=span_minilm` (or +experiment=span_cpu / span_gpu /
-span_tiny): train.parser hands every config whose model.kind is `span` to `train(cfg)` here.
+span_tiny): train.parser hands every config of the span family (train/parser/families.py) to `train_span` here.
 
 At every evaluation the decoding threshold of each predicate type (verbal, nominal) is chosen on
 that type's dev records for UA F1 (a grid of 0.05 steps) and written into the model config
@@ -31,15 +31,6 @@ from train.parser.shared import write_run
 from train.runs import SaveFilesCallback, train_then_evaluate
 
 log = logging.getLogger(__name__)
-
-
-def check_span_config(model_cfg) -> None:
-    """What can be wrong in a span model config, before anything loads."""
-    if not (model_cfg.encoder or model_cfg.encoder_config):
-        raise ValueError("model.kind=span needs model.encoder (a Hub id, a folder, or minilm) or model.encoder_config")
-    for key in ("max_span_width", "span_hidden", "max_subwords"):
-        if int(model_cfg[key] or 0) < 1:
-            raise ValueError(f"model.{key} must be a positive integer, got {model_cfg[key]!r}")
 
 
 def build_model(model_cfg, train_records: list[dict]) -> tuple[SpanParserModel, object, Counter]:
