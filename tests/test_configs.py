@@ -68,8 +68,8 @@ def _group_cases() -> list[tuple[str, str, str]]:
             groups = _choices(root)
         except Exception:  # a root config that does not compose fails test_root_config_composes instead
             continue
-        for group in groups:
-            for option in GROUPS.get(group, []):
+        for group in groups:  # a group put in at another package is named group@package (as its override is)
+            for option in GROUPS.get(group.split("@")[0], []):
                 cases.append((root, group, option))
     return cases
 
@@ -112,7 +112,7 @@ def _selected_groups(conf_dir: Path = CONF) -> set[str]:
     def choices(config_name, overrides=()):
         with initialize_config_dir(config_dir=str(conf_dir), version_base="1.3"):
             cfg = compose(config_name=config_name, overrides=list(overrides), return_hydra_config=True)
-        return {k for k in cfg.hydra.runtime.choices if not k.startswith("hydra")}
+        return {k.split("@")[0] for k in cfg.hydra.runtime.choices if not k.startswith("hydra")}
 
     used = set()
     for root in sorted(p.stem for p in conf_dir.glob("*.yaml")):
@@ -128,7 +128,7 @@ def test_every_group_is_used():
     orphans = sorted(set(GROUPS) - _selected_groups())
     assert not orphans, f"config groups that no root config or experiment selects: {orphans}"
     # and every option of every group is composed by a test above
-    composed = {(g, o) for _, g, o in _group_cases()} | {("experiment", e) for e in EXPERIMENTS}
+    composed = {(g.split("@")[0], o) for _, g, o in _group_cases()} | {("experiment", e) for e in EXPERIMENTS}
     missed = sorted(f"{g}/{o}" for g, opts in GROUPS.items() for o in opts if (g, o) not in composed)
     assert not missed, f"group options that no test composes: {missed}"
 

@@ -49,6 +49,24 @@ def test_a_misspelt_key_is_refused(tmp_path):
     assert "gradient_accumulation_steps" not in str(e.value)
 
 
+def test_a_stacked_recipe_naming_a_neural_only_key_is_refused(tmp_path):
+    """The neural classifiers' training settings (conf/classifier_training/neural.yaml) are not the stacked
+    recipe's: a stacked recipe that sets one would train with it unread."""
+    import shutil
+
+    conf = tmp_path / "conf"
+    shutil.copytree(CONF, conf, ignore=shutil.ignore_patterns("__pycache__"))
+    path = conf / "experiment" / "stacked_lr.yaml"
+    path.write_text("# @package _global_\n# A stacked recipe with a neural setting: python -m train.entailment "
+                    "+experiment=stacked_lr\ndefaults:\n  - override /classifier: stacked\n"
+                    "cv:\n  folds: 2\ntrainer:\n  args:\n    learning_rate: 1e-4\n")
+    with pytest.raises(UndeclaredRecipeKey) as e:
+        _check("stacked_lr", conf)
+    assert str(path) in str(e.value) and "trainer" in str(e.value) and "cv.folds" not in str(e.value)
+    (conf / "experiment" / "neural_lr.yaml").write_text(path.read_text().replace("stacked", "tiny"))
+    _check("neural_lr", conf)  # a neural classifier declares it
+
+
 def test_a_misspelt_key_stops_the_launch(tmp_path):
     """The entry point refuses before its task runs (RecipeKeysCallback), naming the file and the key."""
     extra = tmp_path / "extra_conf"

@@ -71,7 +71,7 @@ def check_config(cfg: DictConfig, clf: Classifier | None = None) -> None:
     train_file = Path(hydra.utils.to_absolute_path(cfg.data.train_file))
     if not train_file.exists():
         raise FileNotFoundError(f"training data {train_file} not found (set paths.data_dir or QASEM_DATA_DIR)")
-    if cfg.synthetic.enabled:
+    if clf.neural and cfg.synthetic.enabled:  # synthetic.* is a neural classifier's (conf/classifier_training/)
         syn = Path(hydra.utils.to_absolute_path(cfg.synthetic.file))
         if not syn.exists():
             raise FileNotFoundError(f"synthetic set {syn} not found: build it with python -m data_prep.synthetic_entailment")
