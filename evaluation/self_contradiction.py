@@ -107,7 +107,9 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
                             revise_strategy=str(cfg.revise.strategy),
                             fact=FactReviseSettings(int(cfg.revise.candidates), float(cfg.revise.keep_qas),
                                                     None if cfg.revise.max_perplexity_increase is None
-                                                    else float(cfg.revise.max_perplexity_increase)))
+                                                    else float(cfg.revise.max_perplexity_increase),
+                                                    str(cfg.revise.remove), bool(cfg.revise.draft_first),
+                                                    str(cfg.revise.perplexity_context)))
     run_dir.mkdir(parents=True, exist_ok=True)
     if shard is not None:
         return run_sharded(cfg, shard, kind, rows, skipped, paths, settings)

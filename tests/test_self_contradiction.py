@@ -6,6 +6,7 @@ readers. The real models and the real language model run in tests/test_self_cont
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 
@@ -272,3 +273,68 @@ def test_fact_revise_refuses_a_less_fluent_candidate_and_drops_after_its_rounds(
     (fix,) = res["fixes"]
     assert fix.action == "dropped" and fix.rounds == 2
     assert res["metrics"]["revisions_refused"] == {"empty": 1, "perplexity": 1}  # round 2's seed answers nothing
+
+
+def test_fact_revise_draft_first_keeps_the_rule_made_draft_without_asking_the_model():
+    from models.generate.base import SamplingSettings
+    from models.self_contradiction.fact_revise import FactReviseSettings
+
+    gen = SeededChat({0: "Merkel joined the CDU in 1985 and stayed ."})
+    settings = LoopSettings(mitigation="revise", revise_strategy="fact", rounds=1,
+                            trigger=TriggerSettings(chat_prompts=chat_prompts()), revise_sampling=SamplingSettings(),
+                            fact=FactReviseSettings(candidates=1, draft_first=True))
+    res = self_contradiction_loop([TEXT], scorer(), DETECTOR, PARSER, None, settings, reviser=gen)
+    (fix,) = res["fixes"]
+    assert (fix.action, fix.revised, fix.reason) == ("revised", "Merkel joined the CDU .".split(), "the rule-made draft")
+    assert gen.asked == []  # the draft passed every check: no model call
+    (req,) = res["revise_requests"]
+    assert (req["id"].endswith("/s2/draft"), req["request"], req["refused"]) == (True, None, None)
+    assert res["metrics"]["revisions_accepted"] == {"draft": 1} and res["metrics"]["removed_by_revision"] == 1.0
+
+
+def test_fact_revise_a_refused_draft_falls_back_to_the_model():
+    from models.generate.base import SamplingSettings
+    from models.self_contradiction.fact_revise import FactReviseSettings
+
+    # keep_qas 1.0: the draft "Merkel joined the CDU." loses the scripted parser's "what" (read before "in" only)
+    gen = SeededChat({0: "Merkel joined the CDU in Bonn."})
+    settings = LoopSettings(mitigation="revise", revise_strategy="fact", rounds=1,
+                            trigger=TriggerSettings(chat_prompts=chat_prompts()), revise_sampling=SamplingSettings(),
+                            fact=FactReviseSettings(candidates=1, keep_qas=1.0, draft_first=True))
+    res = self_contradiction_loop([TEXT], scorer(), DETECTOR, PARSER, None, settings, reviser=gen)
+    assert [(r["id"].rsplit("/", 1)[1], r["refused"]) for r in res["revise_requests"]] == [("draft", "lost_qas"),
+                                                                                             ("r1c0", None)]
+    (fix,) = res["fixes"]
+    assert (fix.revised, fix.reason) == ("Merkel joined the CDU in Bonn .".split(), "revised by the model (fact)")
+    assert res["metrics"]["revisions_accepted"] == {"model": 1}
+
+
+def test_remove_main_takes_only_each_pairs_primary_conflict():
+    from models.self_contradiction.fact_revise import answers_to_remove
+
+    a = lambda span, ans: {"span": span, "answer": ans}
+    pair = {"conflicts": [{"a": a([4, 6], "in 1985"), "b": {"answer": "in 1990"}},
+                          {"a": a([2, 4], "the CDU"), "b": {"answer": "in 1990"}},
+                          {"a": a([0, 1], "Merkel"), "b": {"answer": "Kohl"}}]}
+    assert [x["answer"] for x in answers_to_remove([pair], "aligned")] == ["the CDU", "in 1985"]
+    assert [x["answer"] for x in answers_to_remove([pair], "main")] == ["in 1985"]
+    with pytest.raises(ValueError, match="revise.remove='all'"):
+        from models.self_contradiction.fact_revise import FactReviseSettings
+        FactReviseSettings(remove="all")
+
+
+def test_perplexity_in_context_is_the_texts_tokens_given_the_prompt_and_prefix():
+    from models.self_contradiction.fact_revise import context_of, sentence_perplexity
+
+    class Words:  # each word costs its length in nats: a word's cost does not depend on what precedes it
+        def log_likelihood(self, texts):
+            return [(-float(sum(len(w) for w in t.split())), len(t.split())) for t in texts]
+
+    (t,) = analyse_texts([TEXT], DETECTOR, PARSER)
+    ctx = context_of(t, 2, "prefix")
+    assert ctx == "Please tell me about Merkel\n\nMerkel joined the CDU in 1990. She was elected in 2005."
+    assert context_of(t, 2, "sentence") is None
+    # given its context, "a bb" costs 1 + 2 nats over 2 words, as alone
+    assert sentence_perplexity(Words(), ["a bb"], [ctx]) == pytest.approx(sentence_perplexity(Words(), ["a bb"]))
+    assert sentence_perplexity(Words(), ["a bb"], [ctx])[0] == pytest.approx(math.exp(1.5))
+    assert sentence_perplexity(Words(), ["a bb"], [""])[0] == pytest.approx(math.exp(1.5))  # no context: alone

@@ -10,7 +10,11 @@ sentence without them (conf/chat_prompts/: `revise_fact`, with demonstrations). 
 - states at least `keep_qas` of the sentence's QAs that were not in conflict,
 - has a perplexity under the model at most (1 + `max_perplexity_increase`) times the original sentence's.
 A candidate that passes all but the conflict check carries into the next round, which targets what is still
-flagged; after `rounds` rounds a sentence still in conflict is dropped (ChatProtect's rule)."""
+flagged; after `rounds` rounds a sentence still in conflict is dropped (ChatProtect's rule).
+Options (chosen on dev, docs/experiments/self_contradiction.md): `remove` (main: only each flagged pair's primary
+conflict), `draft_first` (the rule-made draft is itself the first candidate, under the same checks: no model call
+when it passes) and `perplexity_context` (prefix: each sentence's perplexity given the prompt and the text before it,
+the way the generator wrote it, rather than the sentence alone)."""
 from __future__ import annotations
 
 import math
@@ -24,11 +28,26 @@ from models.self_contradiction.mitigate import (SentenceFix, _rescore, content_w
 from models.self_contradiction.texts import detokenize
 
 
+REMOVE = ("aligned", "main")
+PERPLEXITY_CONTEXTS = ("sentence", "prefix")
+
+
 @dataclass
 class FactReviseSettings:
     candidates: int = 4                  # sampled answers per round (seeds seed + k)
     keep_qas: float = 0.5                # share of the sentence's non-conflicting QAs a revision must still state
     max_perplexity_increase: float | None = 0.10   # None: no fluency check
+    remove: str = "aligned"              # aligned: conflicting_answers; main: each flagged pair's primary conflict only
+    draft_first: bool = False            # the rule-made draft is the first candidate of round 1 (no model call if it passes)
+    perplexity_context: str = "sentence"  # sentence: the sentence alone; prefix: given the prompt and the text before it
+
+    def __post_init__(self):
+        if self.remove not in REMOVE:
+            raise ValueError(f"revise.remove={self.remove!r}: expected one of {', '.join(REMOVE)}")
+        if self.perplexity_context not in PERPLEXITY_CONTEXTS:
+            raise ValueError(f"revise.perplexity_context={self.perplexity_context!r}: expected one of "
+                             f"{', '.join(PERPLEXITY_CONTEXTS)}")
+
 
 
 def conflicting_answers(pairs: list[dict]) -> list[dict]:
@@ -51,9 +70,37 @@ def other_qa_keys(qas: list[dict], removed: list[dict]) -> set[tuple]:
     return {qa_key(q) for q in qas if tuple(q["answer_span"]) not in spans}
 
 
-def sentence_perplexity(generator, texts: list[str]) -> list[float | None]:
-    """Each text's perplexity under the model (None where it gives no log-probabilities)."""
-    return [math.exp(-v[0] / v[1]) if v and v[1] else None for v in generator.log_likelihood(texts)]
+def answers_to_remove(pairs: list[dict], remove: str) -> list[dict]:
+    """The answers the draft leaves out: `aligned` (conflicting_answers) or `main` (each pair's primary conflict)."""
+    if remove == "aligned":
+        return conflicting_answers(pairs)
+    out = {tuple(c["a"]["span"]): c["a"] for p in pairs if (c := primary_conflict(p))}
+    return [out[k] for k in sorted(out)]
+
+
+def sentence_perplexity(generator, texts: list[str], contexts: list[str] | None = None) -> list[float | None]:
+    """Each text's perplexity under the model (None where it gives no log-probabilities): alone, or given its
+    context (log-likelihood of context + text less that of the context: the text's tokens as the model would
+    continue the context, for any model that scores whole texts)."""
+    if contexts is None:
+        return [math.exp(-v[0] / v[1]) if v and v[1] else None for v in generator.log_likelihood(texts)]
+    out = [None] * len(texts)
+    alone = [k for k, c in enumerate(contexts) if not c.strip()]
+    for k, v in zip(alone, sentence_perplexity(generator, [texts[k] for k in alone])):
+        out[k] = v
+    given = [k for k, c in enumerate(contexts) if c.strip()]
+    lls = generator.log_likelihood([contexts[k] for k in given] + [f"{contexts[k]} {texts[k]}" for k in given])
+    for k, c, f in zip(given, lls[:len(given)], lls[len(given):]):
+        if c and f and f[1] > c[1]:
+            out[k] = math.exp(-(f[0] - c[0]) / (f[1] - c[1]))
+    return out
+
+
+def context_of(text, index: int, how: str) -> str | None:
+    """What a sentence's perplexity is conditioned on: None (alone), or the prompt and the text before it."""
+    if how == "sentence" or text is None:
+        return None
+    return "\n\n".join(x for x in (text.prompt.strip(), text.prefix(index).strip()) if x)
 
 
 def fact_revise_fixes(flagged: dict, texts: dict, scorer, generator, detector, parser, rounds: int, sampling,
@@ -63,12 +110,64 @@ def fact_revise_fixes(flagged: dict, texts: dict, scorer, generator, detector, p
     state = {}
     for key, pairs in flagged.items():
         tokens = pairs[0]["a_tokens"]
-        state[key] = {"tokens": tokens, "pairs": pairs, "done": False, "rounds": 0,
-                      "ppl": sentence_perplexity(generator, [detokenize(tokens)])[0]}
+        ctx = context_of(texts.get(key[0]), key[1], settings.perplexity_context)
+        state[key] = {"tokens": tokens, "pairs": pairs, "done": False, "rounds": 0, "ctx": ctx,
+                      "ppl": sentence_perplexity(generator, [detokenize(tokens)], None if ctx is None else [ctx])[0]}
     refused: Counter = Counter()
+    accepted: Counter = Counter()
     requests = []
+
+    def check(valid: list[tuple], tag: str, carry: dict) -> None:
+        """Keep, for each sentence, the first valid candidate that passes every check (valid: (key, tokens,
+        removed, request index, source)); one that passes all but the conflict check carries to the next round."""
+        qas = extract_qas([v[1] for v in valid], detector, parser) if valid else []
+        ctxs = [state[v[0]]["ctx"] for v in valid]
+        ppls = sentence_perplexity(generator, [detokenize(v[1]) for v in valid],
+                                   None if settings.perplexity_context == "sentence" else [c or "" for c in ctxs]) \
+            if valid else []
+        for (k, new, removed, r_ix, source), q, ppl in zip(valid, qas, ppls):
+            s = state[k]
+            if s["done"]:
+                continue
+            want = other_qa_keys(s["pairs"][0]["qas_a"], removed)
+            have = {qa_key(x) for x in q}
+            why = None
+            if want and len(want & have) < settings.keep_qas * len(want):
+                why = "lost_qas"
+            elif (settings.max_perplexity_increase is not None and s["ppl"] and ppl
+                  and ppl > s["ppl"] * (1 + settings.max_perplexity_increase)):
+                why = "perplexity"
+            if why is None:
+                rescored = _rescore(scorer, s["pairs"], new, q, tag)
+                if any(r.get("decision") for r in rescored):
+                    why = "still_conflicts"
+                    carry.setdefault(k, (new, rescored))
+            requests[r_ix].update(refused=why, perplexity=ppl, perplexity_original=s["ppl"])
+            if why:
+                refused[why] += 1
+                continue
+            s["tokens"], s["done"], s["source"] = new, True, source
+            accepted[source] += 1
+
     for rnd in range(1, rounds + 1):
         carry = {}
+        if rnd == 1 and settings.draft_first:  # the rule-made draft, checked as the model's answers are
+            valid = []
+            for k, s in state.items():
+                removed = answers_to_remove(s["pairs"], settings.remove)
+                if not removed:
+                    continue  # a sentence-level conflict: no draft
+                s["rounds"] = rnd
+                draft = delete_spans(s["tokens"], [tuple(a["span"]) for a in removed])
+                keep = content_words(s["tokens"]) - content_words(" ".join(a["answer"] for a in removed).split())
+                new, why = revision(detokenize(draft), True, s["tokens"], keep)
+                requests.append({"id": f"{k[0]}/s{k[1]}/draft", "request": None, "text": detokenize(draft),
+                                 "status": "rule", "error": None, "cached": False, "refused": why})
+                if why:
+                    refused[why] += 1
+                else:
+                    valid.append((k, new, removed, len(requests) - 1, "draft"))
+            check(valid, "draft", carry)
         for cand in range(settings.candidates):
             todo = [k for k, s in state.items() if not s["done"]]
             if not todo:
@@ -76,7 +175,7 @@ def fact_revise_fixes(flagged: dict, texts: dict, scorer, generator, detector, p
             asks, keeps, removed_of = [], [], []
             for k in todo:
                 s = state[k]
-                removed = conflicting_answers(s["pairs"])  # none for a sentence-level conflict: the model decides
+                removed = answers_to_remove(s["pairs"], settings.remove)  # none for a sentence-level conflict
                 draft = delete_spans(s["tokens"], [tuple(a["span"]) for a in removed]) if removed else s["tokens"]
                 answers = "; ".join(f'"{a["answer"]}"' for a in removed) or "the conflicting information"
                 asks.append(chat_prompts.revise_fact_messages(detokenize(s["tokens"]), answers, detokenize(draft)))
@@ -93,35 +192,15 @@ def fact_revise_fixes(flagged: dict, texts: dict, scorer, generator, detector, p
                 if why:
                     refused[why] += 1
                 else:
-                    valid.append((k, new, removed, len(requests) - 1))
-            qas = extract_qas([v[1] for v in valid], detector, parser) if valid else []
-            ppls = sentence_perplexity(generator, [detokenize(v[1]) for v in valid]) if valid else []
-            for (k, new, removed, r_ix), q, ppl in zip(valid, qas, ppls):
-                s = state[k]
-                want = other_qa_keys(s["pairs"][0]["qas_a"], removed)
-                have = {qa_key(x) for x in q}
-                why = None
-                if want and len(want & have) < settings.keep_qas * len(want):
-                    why = "lost_qas"
-                elif (settings.max_perplexity_increase is not None and s["ppl"] and ppl
-                      and ppl > s["ppl"] * (1 + settings.max_perplexity_increase)):
-                    why = "perplexity"
-                if why:
-                    refused[why] += 1
-                    requests[r_ix]["refused"] = why
-                    continue
-                rescored = _rescore(scorer, s["pairs"], new, q, f"r{rnd}c{cand}")
-                if any(r.get("decision") for r in rescored):
-                    refused["still_conflicts"] += 1
-                    requests[r_ix]["refused"] = "still_conflicts"
-                    carry.setdefault(k, (new, rescored))
-                    continue
-                s["tokens"], s["done"] = new, True
+                    valid.append((k, new, removed, len(requests) - 1, "model"))
+            check(valid, f"r{rnd}c{cand}", carry)
         for k, (new, rescored) in carry.items():  # next round: the carried sentence, aimed at what still conflicts
             if not state[k]["done"]:
                 state[k]["tokens"] = new
                 state[k]["pairs"] = [{**r, "a_tokens": new} if r.get("decision") else r for r in rescored]
                 state[k]["pairs"] = [r for r in state[k]["pairs"] if r.get("decision")] or state[k]["pairs"]
     fixes = [revision_outcome(k, flagged[k][0]["a_tokens"], s, [p["id"].split("#")[0] for p in flagged[k]],
-                              "revised by the model (fact)") for k, s in state.items()]
-    return fixes, {"refused": dict(sorted(refused.items())), "requests": requests}
+                              "the rule-made draft" if s.get("source") == "draft" else "revised by the model (fact)")
+             for k, s in state.items()]
+    return fixes, {"refused": dict(sorted(refused.items())), "accepted": dict(sorted(accepted.items())),
+                   "requests": requests}

@@ -82,6 +82,7 @@ def loop_metrics(per_text: list[dict], pairs: list[dict], after: list[dict], sti
         "alternatives_refused_total": sum((trig_counts or {}).get("refused", {}).values()),
         "revisions_refused": revise_counts.get("refused", {}),
         "revisions_asked": len(revise_counts.get("requests", [])),
+        "revisions_accepted": revise_counts.get("accepted", {}),  # fact: by source (draft: the rule-made draft; model)
         "redetect": {"pairs": len(after), "still_flagged_sentences": still_flagged, "alternatives": after_counts or None},
         "perplexity_changed_sentences": sentence_ppl,
     })
