@@ -338,3 +338,13 @@ def test_perplexity_in_context_is_the_texts_tokens_given_the_prompt_and_prefix()
     assert sentence_perplexity(Words(), ["a bb"], [ctx]) == pytest.approx(sentence_perplexity(Words(), ["a bb"]))
     assert sentence_perplexity(Words(), ["a bb"], [ctx])[0] == pytest.approx(math.exp(1.5))
     assert sentence_perplexity(Words(), ["a bb"], [""])[0] == pytest.approx(math.exp(1.5))  # no context: alone
+
+
+def test_other_qas_leave_out_answers_that_hold_a_removed_one():
+    from models.self_contradiction.fact_revise import other_qa_keys
+
+    q = lambda span, ans, role: {"answer_span": span, "answer": ans, "role": role, "verb_form": "go",
+                                 "predicate_type": "verbal"}
+    qas = [q([0, 2], "Siles Zuazo", "R0"), q([5, 11], "following a military coup in 1964", "when"),
+           q([10, 11], "1964", "when")]
+    assert other_qa_keys(qas, [{"span": [10, 11], "answer": "1964"}]) == {("go", "verbal", "R0", "siles zuazo")}

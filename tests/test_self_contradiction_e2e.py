@@ -233,7 +233,7 @@ def test_fact_revise_with_a_chat_reviser_and_no_generator(release, tmp_path):
     cfg = compose_cfg("eval_self_contradiction", [
         "generator=none", "generator@reviser=smollm2_135m_instruct", f"reviser.cache_dir={tmp_path / 'cache'}",
         f"texts={texts}", f"release={release}", "mitigation=revise", "threshold=0.0", "revise.strategy=fact",
-        "revise.rounds=1", "revise.candidates=2", "revise.sampling.max_new_tokens=24"])
+        "revise.rounds=1", "revise.candidates=2", "revise.sampling.max_new_tokens=24", "revise.perplexity_context=prefix"])
     m = run(cfg, tmp_path / "D")
     _check_outputs(tmp_path / "D", 1)
     assert m["generator"] is None and m["reviser"] == "local:smollm2_135m_instruct" and m["revise_strategy"] == "fact"
@@ -247,3 +247,6 @@ def test_fact_revise_with_a_chat_reviser_and_no_generator(release, tmp_path):
     assert all(r["refused"] for r in revise[:-1])  # a candidate after the first only when the one before was refused
     assert m["removed_by_revision"] + m["removed_by_deletion"] == pytest.approx(m["mitigation_removed"])
     assert m["perplexity_changed_sentences"] is not None and m["reviser_usage"]["new_tokens"] > 0
+    # perplexity_context=prefix: a candidate that reached the checks was measured after the prompt and first sentence
+    checked = [r for r in revise if r["refused"] in ("lost_qas", "perplexity", "still_conflicts")]
+    assert all(r["perplexity"] and r["perplexity_original"] for r in checked)

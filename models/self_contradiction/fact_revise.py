@@ -65,9 +65,11 @@ def conflicting_answers(pairs: list[dict]) -> list[dict]:
 
 
 def other_qa_keys(qas: list[dict], removed: list[dict]) -> set[tuple]:
-    """The sentence's QAs whose answer is not one of the removed answers (what a revision should keep)."""
-    spans = {tuple(a["span"]) for a in removed}
-    return {qa_key(q) for q in qas if tuple(q["answer_span"]) not in spans}
+    """The sentence's QAs whose answer does not overlap a removed answer (what a revision should keep): an answer
+    that holds a removed one ("following a military coup in 1964" when "1964" goes) cannot be stated as it was."""
+    spans = [tuple(a["span"]) for a in removed]
+    return {qa_key(q) for q in qas
+            if not any(q["answer_span"][0] < e and s < q["answer_span"][1] for s, e in spans)}
 
 
 def answers_to_remove(pairs: list[dict], remove: str) -> list[dict]:
