@@ -250,3 +250,4 @@ def test_fact_revise_with_a_chat_reviser_and_no_generator(release, tmp_path):
     # perplexity_context=prefix: a candidate that reached the checks was measured after the prompt and first sentence
     checked = [r for r in revise if r["refused"] in ("lost_qas", "perplexity", "still_conflicts")]
     assert all(r["perplexity"] and r["perplexity_original"] for r in checked)
+    assert m["perplexity_changed_sentences"]["context"] == "prefix"

@@ -80,22 +80,26 @@ def answers_to_remove(pairs: list[dict], remove: str) -> list[dict]:
     return [out[k] for k in sorted(out)]
 
 
-def sentence_perplexity(generator, texts: list[str], contexts: list[str] | None = None) -> list[float | None]:
-    """Each text's perplexity under the model (None where it gives no log-probabilities): alone, or given its
-    context (log-likelihood of context + text less that of the context: the text's tokens as the model would
-    continue the context, for any model that scores whole texts)."""
-    if contexts is None:
-        return [math.exp(-v[0] / v[1]) if v and v[1] else None for v in generator.log_likelihood(texts)]
+def log_likelihoods_after(generator, texts: list[str], contexts: list[str | None]) -> list[tuple[float, int] | None]:
+    """(sum of log-probabilities, tokens) of each text alone (context None or empty), or given its context: that of
+    context + text less that of the context, the text's tokens as the model would continue the context (any model
+    that scores whole texts)."""
     out = [None] * len(texts)
-    alone = [k for k, c in enumerate(contexts) if not c.strip()]
-    for k, v in zip(alone, sentence_perplexity(generator, [texts[k] for k in alone])):
+    alone = [k for k, c in enumerate(contexts) if not (c or "").strip()]
+    for k, v in zip(alone, generator.log_likelihood([texts[k] for k in alone])):
         out[k] = v
-    given = [k for k, c in enumerate(contexts) if c.strip()]
+    given = [k for k, c in enumerate(contexts) if (c or "").strip()]
     lls = generator.log_likelihood([contexts[k] for k in given] + [f"{contexts[k]} {texts[k]}" for k in given])
     for k, c, f in zip(given, lls[:len(given)], lls[len(given):]):
         if c and f and f[1] > c[1]:
-            out[k] = math.exp(-(f[0] - c[0]) / (f[1] - c[1]))
+            out[k] = (f[0] - c[0], f[1] - c[1])
     return out
+
+
+def sentence_perplexity(generator, texts: list[str], contexts: list[str] | None = None) -> list[float | None]:
+    """Each text's perplexity under the model (None where it gives no log-probabilities), alone or given its context."""
+    values = log_likelihoods_after(generator, texts, contexts or [None] * len(texts))
+    return [math.exp(-v[0] / v[1]) if v and v[1] else None for v in values]
 
 
 def context_of(text, index: int, how: str) -> str | None:

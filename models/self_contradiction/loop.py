@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 
 from models.qa_alignment import extract_qas
 from models.self_contradiction.detect import within_text_pairs
-from models.self_contradiction.fact_revise import FactReviseSettings, fact_revise_fixes
+from models.self_contradiction.fact_revise import (FactReviseSettings, context_of, fact_revise_fixes,
+                                                   log_likelihoods_after)
 from models.self_contradiction.measures import (conflicting_qa_keys, informativeness, perplexity, ratio,
                                                 loop_metrics)
 from models.self_contradiction.mitigate import (MITIGATIONS, delete_fixes, flagged_by_sentence, mitigate_text,
@@ -200,11 +201,15 @@ def self_contradiction_loop(rows: list[dict], scorer, detector, parser, generato
         changed = [k for k, r in enumerate(revised) if r.text != originals[k]]
         after_ll = dict(zip(changed, log_likelihoods(reviser, [revised[k].text for k in changed])))
         ppl = (perplexity(before), perplexity([after_ll.get(k, v) for k, v in enumerate(before)]))
-        # the changed sentences alone, before and after: is a revision as fluent as what it replaced?
+        # the changed sentences, before and after: is a revision as fluent as what it replaced? Alone, or after the
+        # prompt and the text before them as the fact strategy measured them (revise.perplexity_context=prefix)
         kept = [f for f in fixes if f.revised is not None]
-        pairs_ll = log_likelihoods(reviser, [detokenize(f.original) for f in kept] + [detokenize(f.revised) for f in kept])
+        by_id = {t.id: t for t in texts}
+        ctx = [context_of(by_id[f.text_id], f.index, settings.fact.perplexity_context) for f in kept] * 2
+        pairs_ll = log_likelihoods_after(reviser, [detokenize(f.original) for f in kept] +
+                                         [detokenize(f.revised) for f in kept], ctx)
         sentence_ppl = {"sentences": len(kept), "original": perplexity(pairs_ll[:len(kept)]),
-                        "revised": perplexity(pairs_ll[len(kept):])}
+                        "revised": perplexity(pairs_ll[len(kept):]), "context": settings.fact.perplexity_context}
         timer.step("perplexity", len(texts) + len(changed) + 2 * len(kept), t0)
 
     metrics = loop_metrics(per_text, pairs, after, len(still), settings.mitigation, trig_counts, revise_counts,
