@@ -4,6 +4,7 @@ thread each, as torchrun gives its ranks) followed by `python -m evaluation.merg
 
     python -m benchmarks.sharded_scoring --release DIR                       # dev + test responses, 2 shards, 3 repeats
     python -m benchmarks.sharded_scoring --release DIR --splits test --repeats 1     # the test split, bytes compared once
+    python -m benchmarks.sharded_scoring --release DIR --copies 6 --one-thread      # also one process at one thread: the bound
 
 Every run is a whole command (process start, model loading, scoring, files). The fixed cost is measured apart: the
 same one-process command on one response (start, imports, loading), and its share of the one-process time is
@@ -72,6 +73,8 @@ def main() -> None:
                     "workload, so that loading stays under 5 %% of the one-process time)")
     ap.add_argument("--shards", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--one-thread", action="store_true", help="also one process at one thread: how much its default "
+                    "threads gain over one (`threads_gain`), which bounds what N one-thread shards can gain over it")
     ap.add_argument("--work", default=None, help="where the runs write (default: a temporary folder, removed)")
     ap.add_argument("--out", default=None, help="result JSON path (default: benchmarks/results/...)")
     a = ap.parse_args()
@@ -88,6 +91,8 @@ def main() -> None:
              "progress=false", *a.overrides]
 
     runs = {"one_process": [], "sharded": [], "fixed_cost": []}
+    if a.one_thread:
+        runs["one_process_one_thread"] = []
     for rep in range(a.repeats):
         d = work / f"r{rep}"
         plan = {"one_process": lambda: timed([*score, f"pairs={pairs}", f"hydra.run.dir={d / 'one'}"], base,
@@ -98,7 +103,10 @@ def main() -> None:
                 + timed([sys.executable, "-m", "evaluation.merge", str(d / "sweep"), f"out={d / 'merged'}"], base,
                         d / "merge.log"),
                 "fixed_cost": lambda: timed([*score, f"pairs={one_pair}", f"hydra.run.dir={d / 'fixed'}"], base,
-                                            d / "fixed.log")}
+                                            d / "fixed.log"),
+                "one_process_one_thread": lambda: timed([*score, f"pairs={pairs}", f"hydra.run.dir={d / 'one1'}"],
+                                                        sharded_env, d / "one1.log")}
+        plan = {k: v for k, v in plan.items() if k in runs}
         d.mkdir(parents=True, exist_ok=True)
         names = list(plan)
         for name in names[rep % 2:] + names[:rep % 2]:  # the order alternates: neither is always first
@@ -120,9 +128,21 @@ def main() -> None:
               "speedup": t["one_process"] / t["sharded"],
               "fixed_cost_seconds": t["fixed_cost"], "fixed_cost_share": t["fixed_cost"] / t["one_process"],
               "same_bytes": all(r["same_bytes"] for r in runs["sharded"]),
+              **({"one_process_one_thread": {"seconds": t["one_process_one_thread"]},
+                  "speedup_vs_one_thread": t["one_process_one_thread"] / t["sharded"],
+                  "threads_gain": t["one_process_one_thread"] / t["one_process"],
+                  # N one-thread shards gain at most N x over one thread, so over the default threads at most
+                  # N / threads_gain (less the merge and the loading each shard repeats)
+                  "speedup_bound": a.shards * t["one_process"] / t["one_process_one_thread"]}
+                 if a.one_thread else {}),
               "load_before_runs": {"min": min(loads), "max": max(loads)}, "cpu_count": os.cpu_count(), "runs": runs}
     print(f"{n} responses ({a.splits}); one process {t['one_process']:.1f} s, {a.shards} shards + merge "
           f"{t['sharded']:.1f} s (medians of {a.repeats}): {result['speedup']:.2f}x")
+    if a.one_thread:
+        print(f"one process at one thread {t['one_process_one_thread']:.1f} s: its default threads gain "
+              f"{result['threads_gain']:.2f}x, so {a.shards} one-thread shards can gain at most "
+              f"{result['speedup_bound']:.2f}x over it; the shards reach {result['speedup_vs_one_thread']:.2f}x "
+              "over one thread")
     print(f"fixed cost (start + load + 1 response) {t['fixed_cost']:.1f} s = {100 * result['fixed_cost_share']:.1f}% "
           f"of the one-process time; merged bytes equal one process: {result['same_bytes']}")
     if max(loads) > 0.5 * (os.cpu_count() or 1):
