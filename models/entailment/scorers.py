@@ -140,6 +140,34 @@ class _ChunkingMixin:
         return budget_windows(costs, budget, self.chunk_words, self.chunk_overlap)
 
 
+# the sentence-transformers modules (by class name: the package has moved them between versions) that plain mean
+# pooling of the encoder, made unit length, reproduces
+MEAN_POOLING_MODULES = {"Transformer", "Pooling", "Normalize"}
+
+
+def has_sentence_head(model_path: str) -> bool:
+    """Whether a sentence-transformers folder has modules beyond mean pooling (EmbeddingGemma's two dense
+    layers), so that it must run through sentence-transformers to give its own embeddings."""
+    import json
+    from pathlib import Path
+
+    modules = Path(model_path) / "modules.json"
+    if not modules.is_file():
+        return False
+    try:
+        types = {m["type"].rsplit(".", 1)[-1] for m in json.loads(modules.read_text())}
+    except (ValueError, KeyError, TypeError) as e:
+        raise ValueError(f"{modules}: not a sentence-transformers module list ({e})") from None
+    return bool(types - MEAN_POOLING_MODULES)
+
+
+def similarity_prompt(model) -> str | None:
+    """The prompt a model was trained with for symmetric similarity (EmbeddingGemma: "task: sentence
+    similarity | query: "): the features compare QAs with QAs and words with words, both sides alike."""
+    prompts = getattr(model, "prompts", None) or {}
+    return prompts.get("STS") or prompts.get("PairClassification")
+
+
 class EmbeddingScorer(Scorer, _ChunkingMixin):
     """Cosine of mean-pooled sentence embeddings (all-MiniLM-L6-v2), hypothesis vs best chunk.
     The cosine is clipped to [0, 1]; 0.5 is an arbitrary cut (see the dev-tuned threshold row)."""
@@ -153,9 +181,18 @@ class EmbeddingScorer(Scorer, _ChunkingMixin):
 
 
         model_path = resolve_model_path(model_path or "minilm")
-        self.tokenizer = AutoTokenizer.from_pretrained(model_path)
-        self.model = AutoModel.from_pretrained(model_path).eval()
         self.torch = torch
+        self.sentence_model, self.prompt = None, None
+        if has_sentence_head(model_path):  # EmbeddingGemma: mean pooling, then two dense layers and a task prompt
+            from sentence_transformers import SentenceTransformer
+
+            self.sentence_model = SentenceTransformer(model_path, device="cpu")
+            self.sentence_model.max_seq_length = max_length
+            self.prompt = similarity_prompt(self.sentence_model)
+            self.tokenizer, self.model = self.sentence_model.tokenizer, self.sentence_model
+        else:  # MiniLM, MPNet: mean pooling of the encoder is the whole sentence model
+            self.tokenizer = AutoTokenizer.from_pretrained(model_path)
+            self.model = AutoModel.from_pretrained(model_path).eval()
         self.chunk_words, self.chunk_overlap = chunk_words, chunk_overlap
         self.max_length, self.batch_size = max_length, batch_size
         self.use_answer_only = use_answer_only
@@ -166,6 +203,14 @@ class EmbeddingScorer(Scorer, _ChunkingMixin):
         (sorted by characters), so that little of each batch is padding (2.8x the texts/s on dev QAs and
         sentences, benchmarks/embedding_batching.py; False: batches in the given order)."""
         torch = self.torch
+        if self.sentence_model is not None:
+            if not texts:
+                return torch.zeros(0)
+            with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
+                # the model sorts by length itself; its own Normalize module makes unit vectors
+                out = self.sentence_model.encode(list(texts), prompt=self.prompt, batch_size=self.batch_size,
+                                                 convert_to_tensor=True, show_progress_bar=False)
+            return out.float().cpu()
         order = sorted(range(len(texts)), key=lambda i: len(texts[i])) if sort_by_length else list(range(len(texts)))
         outs = []
         with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16, enabled=self.bf16):
