@@ -104,7 +104,8 @@ def main(argv=None):
             "steps_timed": len(r["wall"]), "median_step_s": round(wall, 3), "median_step_cpu_s": round(cpu, 3),
             "ratio_to_" + base: round(wall / statistics.median(runs[base]["wall"]), 2),
             "cpu_ratio_to_" + base: round(cpu / statistics.median(runs[base]["cpu"]), 2),
-            "projected_full_run_h": round(full_steps * wall / 3600, 2)}
+            "projected_full_run_h": round(full_steps * wall / 3600, 2),
+            "projected_full_run_cpu_h": round(full_steps * cpu / 3600, 2)}  # a free core: wall close to CPU
     path = write_result("pair_encoder_step_cost", result, a.out)
     import json
 
