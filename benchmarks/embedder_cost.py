@@ -11,7 +11,6 @@ Result: benchmarks/results/embedder_cost-<time>.json.
 from __future__ import annotations
 
 import argparse
-import random
 import time
 
 from benchmarks.common import ROOT, add_run_options, machine, median, start_run, timed_rounds, write_result
@@ -26,15 +25,10 @@ def main(argv=None) -> dict:
     a = ap.parse_args(argv)
     start_run(a)
 
-    from data_prep.consistency import read_consistency
+    from benchmarks.embedding_batching import sample_texts
     from models.entailment import EmbeddingScorer
-    from models.entailment.structure import split_sentences
 
-    examples, _ = read_consistency(a.data, "dev")
-    refs = {tuple(e["premise_tokens"]) for e in examples}
-    texts = sorted({f"{e['question']} {e['answer']}" for e in examples}
-                   | {" ".join(s) for r in refs for s in split_sentences(list(r))})
-    texts = random.Random(a.seed).sample(texts, min(a.texts, len(texts)))
+    texts = sample_texts(a.data, a.texts, a.seed)
     cpu: dict[str, list[float]] = {m: [] for m in a.models}
 
     def run(emb, name):

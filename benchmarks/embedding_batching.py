@@ -17,6 +17,19 @@ import random
 from benchmarks.common import ROOT, add_run_options, machine, median, start_run, timed_rounds, write_result
 
 
+def sample_texts(data: str, n: int, seed: int) -> list[str]:
+    """A seeded sample of what the entailment features embed: the dev QAs (question + answer) and the sentences
+    of their references."""
+    from data_prep.consistency import read_consistency
+    from models.entailment.structure import split_sentences
+
+    examples, _ = read_consistency(data, "dev")
+    refs = {tuple(e["premise_tokens"]) for e in examples}
+    texts = sorted({f"{e['question']} {e['answer']}" for e in examples}
+                   | {" ".join(s) for r in refs for s in split_sentences(list(r))})
+    return random.Random(seed).sample(texts, min(n, len(texts)))
+
+
 def main(argv=None) -> dict:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "qasem-consistency" / "dev.jsonl"))
@@ -25,15 +38,9 @@ def main(argv=None) -> dict:
     a = ap.parse_args(argv)
     start_run(a)
 
-    from data_prep.consistency import read_consistency
     from models.entailment import EmbeddingScorer
-    from models.entailment.structure import split_sentences
 
-    examples, _ = read_consistency(a.data, "dev")
-    refs = {tuple(e["premise_tokens"]) for e in examples}
-    texts = sorted({f"{e['question']} {e['answer']}" for e in examples}
-                   | {" ".join(s) for r in refs for s in split_sentences(list(r))})
-    texts = random.Random(a.seed).sample(texts, min(a.texts, len(texts)))
+    texts = sample_texts(a.data, a.texts, a.seed)
     emb = EmbeddingScorer()
     emb.embed(texts[:8])  # warm-up
     times, vectors = timed_rounds({"by_length": lambda: emb.embed(texts, sort_by_length=True),
