@@ -6,7 +6,6 @@ thread each, as torchrun gives its ranks) followed by `python -m evaluation.merg
     python -m benchmarks.sharded_scoring --release DIR --splits test --repeats 1     # the test split, bytes compared once
     python -m benchmarks.sharded_scoring --release DIR --copies 6 --one-thread      # also one process at one thread: the bound
     python -m benchmarks.sharded_scoring --release DIR --copies 3 --shared-cache    # the shards share parsed references on disk
-    python -m benchmarks.sharded_scoring --release DIR --copies 10 --by reference  # a reference's responses share a shard
 
 Every run is a whole command (process start, model loading, scoring, files). The fixed cost is measured apart: the
 same one-process command on one response (start, imports, loading), and its share of the one-process time is
@@ -75,8 +74,6 @@ def main() -> None:
                     "workload, so that loading stays under 5 %% of the one-process time)")
     ap.add_argument("--shards", type=int, default=2)
     ap.add_argument("--repeats", type=int, default=3)
-    ap.add_argument("--by", default="id", choices=("id", "reference"), help="shard.by: what a pair's shard is hashed "
-                    "from (reference: the responses of one reference share a shard, which parses it once)")
     ap.add_argument("--shared-cache", action="store_true", help="the shards share one reference_cache folder (new "
                     "each repeat), as one process shares its references in memory")
     ap.add_argument("--one-thread", action="store_true", help="also one process at one thread: how much its default "
@@ -104,7 +101,6 @@ def main() -> None:
         plan = {"one_process": lambda: timed([*score, f"pairs={pairs}", f"hydra.run.dir={d / 'one'}"], base,
                                              d / "one.log"),
                 "sharded": lambda: timed([*score[:3], "-m", *score[3:], f"pairs={pairs}", f"shard.count={a.shards}",
-                                          f"shard.by={a.by}",
                                           *([f"reference_cache={d / 'shared_cache'}"] if a.shared_cache else []),
                                           f"shard.index=range({a.shards})", "hydra/launcher=submitit_local",
                                           f"hydra.sweep.dir={d / 'sweep'}"], sharded_env, d / "sweep.log")
@@ -130,7 +126,7 @@ def main() -> None:
     t = {k: median([r["seconds"] for r in v]) for k, v in runs.items()}
     loads = [r["load_before"] for v in runs.values() for r in v]
     result = {"machine": machine(), "release": a.release, "overrides": a.overrides, "splits": a.splits, "responses": n,
-              "shards": a.shards, "repeats": a.repeats, "by": a.by, "shared_cache": a.shared_cache,
+              "shards": a.shards, "repeats": a.repeats, "shared_cache": a.shared_cache,
               "one_process": {"seconds": t["one_process"], "responses_per_s": n / t["one_process"]},
               "sharded": {"seconds": t["sharded"], "responses_per_s": n / t["sharded"]},
               "speedup": t["one_process"] / t["sharded"],

@@ -103,16 +103,6 @@ def merge_outputs(reports: list[dict], out_dir: Path, infos: list[dict]) -> dict
     return write_outputs(reports, out_dir)
 
 
-def shard_keys(pairs: list[dict], by: str) -> list[str]:
-    """What each pair's shard is hashed from: its id, or its reference (the responses of one reference then share a
-    shard, whose process parses that reference once, as one process does)."""
-    if by == "id":
-        return [str(p["id"]) for p in pairs]
-    if by == "reference":
-        return [json.dumps(p["reference"], ensure_ascii=False, sort_keys=True) for p in pairs]
-    raise ShardError(f"shard.by={by}: give id or reference")
-
-
 def build_pipeline(cfg: DictConfig):
     from models.consistency import ConsistencyPipeline
 
@@ -132,7 +122,6 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
     pairs = read_pairs(cfg)  # input errors surface before any model loads
     try:
         shard = shard_from_config(cfg, run_dir)
-        keys = shard_keys(pairs, str(cfg.shard.by))
     except ShardError as e:
         raise InputError(str(e)) from None
     if shard is not None and not cfg.pairs:
@@ -158,8 +147,7 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
     if shard is not None:
         try:
             done = run_shard(shard, "evaluation.consistency", Path(cfg.pairs), pairs, [str(p["id"]) for p in pairs],
-                             settings, score, int(cfg.shard.chunk), keys=keys,
-                             by=str(cfg.shard.by))
+                             settings, score, int(cfg.shard.chunk))
         except ShardError as e:
             raise InputError(str(e)) from None
         reports = [json.loads(line) for line in (shard.dir / "rows.jsonl").read_text(encoding="utf-8").splitlines()]

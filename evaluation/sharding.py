@@ -1,9 +1,8 @@
 """Scoring split into shards that run apart (Hydra multirun on the submitit launcher, torchrun ranks, or plain
 processes) and are merged afterwards (evaluation/merge.py). Shared by evaluation.consistency and .contradiction.
 
-A record's shard is a stable hash of its key (sha256 mod N): the same N gives the same shards on every machine and
-every rerun. The key is the record's id; evaluation.consistency can key on the reference instead (shard.by=reference),
-so that the responses of one reference share a shard and its reference is parsed once, as in one process. The sweep folder holds:
+A record's shard is a stable hash of its id (sha256 mod N): the same N gives the same shards on every machine and
+every rerun. The sweep folder holds:
   sweep.json                          the entry point, the input file (path, sha256, ids), N and the scoring settings;
                                       written by the first shard, checked by every later one
   shards/shard-I-of-N/rows.jsonl      the shard's per-record outputs, in input order
@@ -35,8 +34,8 @@ class ShardError(ValueError):
     """A sweep or an input that cannot be scored as asked: the message names the files and values."""
 
 
-def shard_of(key: str, count: int) -> int:
-    return int.from_bytes(hashlib.sha256(str(key).encode("utf-8")).digest()[:8], "big") % count
+def shard_of(record_id: str, count: int) -> int:
+    return int.from_bytes(hashlib.sha256(str(record_id).encode("utf-8")).digest()[:8], "big") % count
 
 
 def file_sha256(path: Path) -> str:
@@ -147,10 +146,10 @@ def settings_of(cfg: DictConfig) -> dict:
     return {k: v for k, v in OmegaConf.to_container(cfg, resolve=True).items() if k not in RUN_OPTIONS}
 
 
-def open_sweep(shard: Shard, entry: str, input_path: Path, ids: list[str], settings: dict, by: str = "id") -> None:
-    """Write sweep.json, or check this shard against the one there: another N, shard key, input file, changed input
-    or other settings refuse, naming both."""
-    record = {"entry": entry, "count": shard.count, "by": by, "input": str(Path(input_path).resolve()),
+def open_sweep(shard: Shard, entry: str, input_path: Path, ids: list[str], settings: dict) -> None:
+    """Write sweep.json, or check this shard against the one there: another N, input file, changed input or other
+    settings refuse, naming both."""
+    record = {"entry": entry, "count": shard.count, "input": str(Path(input_path).resolve()),
               "input_sha256": file_sha256(input_path), "records": len(ids), "ids": ids, "settings": settings}
     path = shard.sweep / "sweep.json"
     shard.sweep.mkdir(parents=True, exist_ok=True)
@@ -168,9 +167,6 @@ def open_sweep(shard: Shard, entry: str, input_path: Path, ids: list[str], setti
     if have["count"] != shard.count:
         raise ShardError(f"{path} was split into shard.count={have['count']}; this run asks for shard.count="
                          f"{shard.count}: rerun with shard.count={have['count']}, or give another sweep folder")
-    if have.get("by", "id") != by:  # a sweep written before shard.by existed keyed on ids
-        raise ShardError(f"{path} was split by shard.by={have.get('by', 'id')}; this run asks for shard.by={by}: "
-                         f"rerun with shard.by={have.get('by', 'id')}, or give another sweep folder")
     if have["input"] != record["input"]:
         raise ShardError(f"{path} scores {have['input']}; this run was given {record['input']}: "
                          "give the same file, or another sweep folder")
@@ -211,13 +207,11 @@ def log_paths(shard: Shard) -> list[str]:
 
 
 def run_shard(shard: Shard, entry: str, input_path: Path, records: list[dict], ids: list[str], settings: dict,
-              score: Callable[[list[dict]], tuple[list[dict], dict]], chunk: int,
-              keys: list[str] | None = None, by: str = "id") -> dict:
+              score: Callable[[list[dict]], tuple[list[dict], dict]], chunk: int) -> dict:
     """Score this shard's records (score(records) -> (per-record rows, what the merge needs from the models)) in
     chunks of `chunk`, logging progress with an ETA after each, and write rows.jsonl then done.json.
-    `keys` (default: the ids) are what a record's shard is hashed from; `by` names them in sweep.json.
     `score` is called again per chunk: it loads its models once (on the first call)."""
-    open_sweep(shard, entry, input_path, ids, settings, by)
+    open_sweep(shard, entry, input_path, ids, settings)
     shard.dir.mkdir(parents=True, exist_ok=True)
     handler = logging.FileHandler(shard.dir / "shard.log", encoding="utf-8")
     handler.setFormatter(logging.Formatter("[%(asctime)s][%(name)s][%(levelname)s] - %(message)s"))
@@ -230,7 +224,7 @@ def run_shard(shard: Shard, entry: str, input_path: Path, records: list[dict], i
             return done
         (shard.dir / "failed.json").unlink(missing_ok=True)
         (shard.dir / "done.json").unlink(missing_ok=True)
-        mine = [r for r, k in zip(records, ids if keys is None else keys) if shard_of(k, shard.count) == shard.index]
+        mine = [r for r, i in zip(records, ids) if shard_of(i, shard.count) == shard.index]
         log.info("%s: %d of %d records (%s)", shard.name, len(mine), len(records), shard.dir)
         try:
             rows, info, start = [], {}, time.perf_counter()

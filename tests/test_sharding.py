@@ -146,36 +146,6 @@ def test_bad_sweeps_and_inputs_are_refused_naming_both(models, tmp_path):
         merge(sweep, tmp_path / "m")
 
 
-def test_shards_keyed_on_the_reference_keep_its_pairs_together_and_merge_to_the_one_process_bytes(models, tmp_path):
-    from evaluation.consistency import InputError
-
-    pairs = write_pairs(tmp_path / "pairs.jsonl")
-    rows = [json.loads(line) for line in pairs.read_text().splitlines()]
-    towns = ["Cork", "Oslo", "Lima", "Rome", "Bern"]
-    for k, r in enumerate(rows):  # five references, their pairs spread over the file
-        r["reference"] = REFERENCE.replace("Dublin", towns[k % len(towns)])
-    pairs.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    one = one_process(models, pairs, tmp_path / "one")
-    sweep = tmp_path / "sweep"
-    for i in (0, 1):
-        shard_run(models, pairs, sweep, i, extra=["shard.by=reference"])
-    merged = tmp_path / "merged"
-    merge(sweep, merged)
-    same_bytes(one, merged)
-    reference_of = {r["id"]: r["reference"] for r in rows}
-    shard_refs = [{reference_of[json.loads(line)["id"]] for line in
-                   (sweep / "shards" / f"shard-0000{i}-of-00002" / "rows.jsonl").read_text().splitlines()}
-                  for i in (0, 1)]
-    assert not shard_refs[0] & shard_refs[1] and len(shard_refs[0] | shard_refs[1]) == len(towns)
-    assert json.loads((sweep / "sweep.json").read_text())["by"] == "reference"
-    with pytest.raises(InputError, match=r"split by shard.by=reference; this run asks for shard.by=id"):
-        shard_run(models, pairs, sweep, 1)
-    with pytest.raises(InputError, match=r"shard.by=text: give id or reference"):
-        shard_run({"parser": "no-such-parser", "entailment": "no-such-clf"}, pairs, tmp_path / "s1", 0,
-                  extra=["shard.by=text"])
-    assert not (tmp_path / "s1").exists()
-
-
 def test_a_failed_shard_is_named_with_its_log_and_the_others_are_kept(models, tmp_path):
     from evaluation.merge import MergeError
 
