@@ -6,10 +6,14 @@ thread each, as torchrun gives its ranks) followed by `python -m evaluation.merg
     python -m benchmarks.sharded_scoring --release DIR --splits test --repeats 1     # the test split, bytes compared once
     python -m benchmarks.sharded_scoring --release DIR --copies 6 --one-thread      # also one process at one thread: the bound
     python -m benchmarks.sharded_scoring --release DIR --copies 3 --shared-cache    # the shards share parsed references on disk
+    python -m benchmarks.sharded_scoring --release DIR --copies 5 --one-thread --ceiling   # and what the machine allows
 
 Every run is a whole command (process start, model loading, scoring, files). The fixed cost is measured apart: the
 same one-process command on one response (start, imports, loading), and its share of the one-process time is
-reported (the workload must make it small, or the ratio measures loading). Each run records the load average
+reported (the workload must make it small, or the ratio measures loading). `--ceiling` measures what the machine
+gives N processes at all: N one-thread one-process runs of the whole workload at once, against one process at its
+default threads (`ceiling` = N x its time / theirs). No split into N shards can beat it: the shards load the models as
+often, and share the cores, caches and memory bandwidth the same way. Each run records the load average
 before it (`uptime`): on a machine shared with other jobs the ratio can mean little, and the result says so.
 `same_bytes`: the merged reports.jsonl, summary.json and report.html equal the one-process files in every repeat.
 Result: benchmarks/results/sharded_scoring-<time>.json.
@@ -62,6 +66,20 @@ def timed(cmd: list[str], env: dict, log: Path) -> float:
     return seconds
 
 
+def timed_together(cmds: list[list[str]], env: dict, logs: list[Path]) -> float:
+    """Seconds until all of `cmds`, started at once, have finished."""
+    t0 = time.perf_counter()
+    files = [log.open("w") for log in logs]
+    procs = [subprocess.Popen(cmd, cwd=ROOT, env=env, stdout=f, stderr=subprocess.STDOUT) for cmd, f in zip(cmds, files)]
+    codes = [p.wait() for p in procs]
+    seconds = time.perf_counter() - t0
+    for f in files:
+        f.close()
+    if any(codes):
+        sys.exit(f"failed ({codes}): {' '.join(cmds[0])}; logs: {', '.join(map(str, logs))}")
+    return seconds
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--release", default=None, help="a release folder (bash scripts/release.sh PROFILE DIR)")
@@ -78,6 +96,8 @@ def main() -> None:
                     "each repeat), as one process shares its references in memory")
     ap.add_argument("--one-thread", action="store_true", help="also one process at one thread: how much its default "
                     "threads gain over one (`threads_gain`), which bounds what N one-thread shards can gain over it")
+    ap.add_argument("--ceiling", action="store_true", help="also N one-thread one-process runs of the whole workload at "
+                    "once: the most N processes get from this machine (`ceiling`)")
     ap.add_argument("--work", default=None, help="where the runs write (default: a temporary folder, removed)")
     ap.add_argument("--out", default=None, help="result JSON path (default: benchmarks/results/...)")
     a = ap.parse_args()
@@ -96,6 +116,8 @@ def main() -> None:
     runs = {"one_process": [], "sharded": [], "fixed_cost": []}
     if a.one_thread:
         runs["one_process_one_thread"] = []
+    if a.ceiling:
+        runs["together"] = []
     for rep in range(a.repeats):
         d = work / f"r{rep}"
         plan = {"one_process": lambda: timed([*score, f"pairs={pairs}", f"hydra.run.dir={d / 'one'}"], base,
@@ -109,7 +131,10 @@ def main() -> None:
                 "fixed_cost": lambda: timed([*score, f"pairs={one_pair}", f"hydra.run.dir={d / 'fixed'}"], base,
                                             d / "fixed.log"),
                 "one_process_one_thread": lambda: timed([*score, f"pairs={pairs}", f"hydra.run.dir={d / 'one1'}"],
-                                                        sharded_env, d / "one1.log")}
+                                                        sharded_env, d / "one1.log"),
+                "together": lambda: timed_together(
+                    [[*score, f"pairs={pairs}", f"hydra.run.dir={d / f'together{k}'}"] for k in range(a.shards)],
+                    sharded_env, [d / f"together{k}.log" for k in range(a.shards)])}
         plan = {k: v for k, v in plan.items() if k in runs}
         d.mkdir(parents=True, exist_ok=True)
         names = list(plan)
@@ -139,6 +164,11 @@ def main() -> None:
                   # N / threads_gain (less the merge and the loading each shard repeats)
                   "speedup_bound": a.shards * t["one_process"] / t["one_process_one_thread"]}
                  if a.one_thread else {}),
+              **({"together": {"seconds": t["together"], "processes": a.shards},
+                  # N processes did N times the one-process work in this time: the most N shards can gain
+                  "ceiling": a.shards * t["one_process"] / t["together"],
+                  "share_of_ceiling": t["one_process"] / t["sharded"] / (a.shards * t["one_process"] / t["together"])}
+                 if a.ceiling else {}),
               "load_before_runs": {"min": min(loads), "max": max(loads)}, "cpu_count": os.cpu_count(), "runs": runs}
     print(f"{n} responses ({a.splits}); one process {t['one_process']:.1f} s, {a.shards} shards + merge "
           f"{t['sharded']:.1f} s (medians of {a.repeats}): {result['speedup']:.2f}x")
@@ -147,6 +177,10 @@ def main() -> None:
               f"{result['threads_gain']:.2f}x, so {a.shards} one-thread shards can gain at most "
               f"{result['speedup_bound']:.2f}x over it; the shards reach {result['speedup_vs_one_thread']:.2f}x "
               "over one thread")
+    if a.ceiling:
+        print(f"{a.shards} one-thread processes, each the whole workload, at once: {t['together']:.1f} s, so this "
+              f"machine gives {a.shards} processes at most {result['ceiling']:.2f}x one process; the shards reach "
+              f"{100 * result['share_of_ceiling']:.0f}% of it")
     print(f"fixed cost (start + load + 1 response) {t['fixed_cost']:.1f} s = {100 * result['fixed_cost_share']:.1f}% "
           f"of the one-process time; merged bytes equal one process: {result['same_bytes']}")
     if max(loads) > 0.5 * (os.cpu_count() or 1):
