@@ -56,16 +56,6 @@ def load_average() -> float:
     return round(os.getloadavg()[0], 2)
 
 
-def timed(cmd: list[str], env: dict, log: Path) -> float:
-    t0 = time.perf_counter()
-    with log.open("w") as f:
-        done = subprocess.run(cmd, cwd=ROOT, env=env, stdout=f, stderr=subprocess.STDOUT)
-    seconds = time.perf_counter() - t0
-    if done.returncode != 0:
-        sys.exit(f"failed ({done.returncode}): {' '.join(cmd)}; log: {log}")
-    return seconds
-
-
 def timed_together(cmds: list[list[str]], env: dict, logs: list[Path]) -> float:
     """Seconds until all of `cmds`, started at once, have finished."""
     t0 = time.perf_counter()
@@ -78,6 +68,10 @@ def timed_together(cmds: list[list[str]], env: dict, logs: list[Path]) -> float:
     if any(codes):
         sys.exit(f"failed ({codes}): {' '.join(cmds[0])}; logs: {', '.join(map(str, logs))}")
     return seconds
+
+
+def timed(cmd: list[str], env: dict, log: Path) -> float:
+    return timed_together([cmd], env, [log])
 
 
 def main() -> None:
@@ -167,7 +161,7 @@ def main() -> None:
               **({"together": {"seconds": t["together"], "processes": a.shards},
                   # N processes did N times the one-process work in this time: the most N shards can gain
                   "ceiling": a.shards * t["one_process"] / t["together"],
-                  "share_of_ceiling": t["one_process"] / t["sharded"] / (a.shards * t["one_process"] / t["together"])}
+                  "share_of_ceiling": t["together"] / (a.shards * t["sharded"])}
                  if a.ceiling else {}),
               "load_before_runs": {"min": min(loads), "max": max(loads)}, "cpu_count": os.cpu_count(), "runs": runs}
     print(f"{n} responses ({a.splits}); one process {t['one_process']:.1f} s, {a.shards} shards + merge "
