@@ -18,12 +18,17 @@ BUILD_HINT = ("python -m data_prep.download (the raw releases into data/raw), th
               "(or paths.data_dir=DIR, or QASEM_DATA_DIR=DIR, for a copy of the releases elsewhere)")
 
 
-def compose_parser_config(overrides: list[str]):
-    """conf/train_parser.yaml with Hydra overrides, exactly as `python -m train.parser` sees it."""
+def compose_config(name: str, overrides: list[str]):
+    """conf/NAME.yaml with Hydra overrides, exactly as its entry point sees it."""
     from hydra import compose, initialize_config_dir
 
     with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
-        return compose(config_name="train_parser", overrides=list(overrides))
+        return compose(config_name=name, overrides=list(overrides))
+
+
+def compose_parser_config(overrides: list[str]):
+    """conf/train_parser.yaml with Hydra overrides, exactly as `python -m train.parser` sees it."""
+    return compose_config("train_parser", overrides)
 
 
 def processed_dir(cfg) -> Path:

@@ -22,21 +22,10 @@ import time
 from pathlib import Path
 
 from benchmarks.common import ROOT
+from data_prep.records import read_jsonl
 
 OFFSETS = (0.0, 0.025, 0.05, 0.075, 0.1, 0.15)   # the band: threshold - a .. threshold + b (dev: 368 QAs within 0.15)
 JUDGE_THRESHOLDS = (0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8)
-
-
-def read_rows(path: Path) -> list[dict]:
-    rows = []
-    with open(path) as f:
-        for n, line in enumerate(f, 1):
-            if line.strip():
-                try:
-                    rows.append(json.loads(line))
-                except ValueError as e:
-                    raise ValueError(f"{path}, line {n}: not JSON ({e})") from None
-    return rows
 
 
 def _median(xs):
@@ -108,7 +97,7 @@ def main(argv=None):
     run, out = Path(a.run), Path(a.out)
     out.mkdir(parents=True, exist_ok=True)
     examples, skipped = read_consistency(a.data, "dev")
-    oof = {r["example_id"]: r for r in read_rows(run / "stacked_oof_predictions.jsonl")}
+    oof = {r["example_id"]: r for r in read_jsonl(run / "stacked_oof_predictions.jsonl")}
     missing = [e["example_id"] for e in examples if e["example_id"] not in oof]
     if missing:
         raise ValueError(f"{run / 'stacked_oof_predictions.jsonl'}: no score for {len(missing)} dev QAs "
@@ -120,7 +109,7 @@ def main(argv=None):
     order = random.Random(a.seed).sample(wide, len(wide))[: a.sample]
 
     cache_path = out / "judged.jsonl"
-    judged_by_id = {r["example_id"]: r for r in read_rows(cache_path)} if cache_path.exists() else {}
+    judged_by_id = {r["example_id"]: r for r in read_jsonl(cache_path)} if cache_path.exists() else {}
     todo = [i for i in order if examples[i]["example_id"] not in judged_by_id]
     if todo:
         from models.generate.local import LocalGenerator

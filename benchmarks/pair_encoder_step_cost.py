@@ -18,14 +18,7 @@ import random
 import statistics
 import time
 
-from benchmarks.common import ROOT, machine, write_result
-
-
-def compose_contradiction(overrides: list[str]):
-    from hydra import compose, initialize_config_dir
-
-    with initialize_config_dir(config_dir=str(ROOT / "conf"), version_base="1.3"):
-        return compose(config_name="train_contradiction", overrides=list(overrides))
+from benchmarks.common import compose_config, machine, write_result
 
 
 def main(argv=None):
@@ -45,7 +38,7 @@ def main(argv=None):
     from train.contradiction.inputs import read_labelled
     from train.contradiction.pair_encoder import _Pairs, build_encoder
 
-    cfg = compose_contradiction(a.override)
+    cfg = compose_config("train_contradiction", a.override)
     enc = cfg.encoder
     args = enc.trainer.args
     batch = int(args.per_device_train_batch_size)
