@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -29,17 +28,13 @@ import numpy as np
 
 from evaluation.consistency_benchmark import load_responses
 from metrics.entailment import DATASETS, correlation
+from release.layout import data_dir
 
 THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7)
 PARTS = {"all": lambda p, qa: True,
          "verbal": lambda p, qa: p["predicate_type"] == "verbal",
          "nominal": lambda p, qa: p["predicate_type"] == "nominal",
          "no_copular": lambda p, qa: p["predicate_type"] != "copular"}
-
-
-def data_root() -> Path:
-    """$QASEM_DATA_DIR, else ../shared/data beside the repo (as the release reads it)."""
-    return Path(os.environ.get("QASEM_DATA_DIR") or Path(__file__).resolve().parents[2] / "shared" / "data")
 
 
 def read_run(folder: Path) -> tuple[dict, list[dict]]:
@@ -159,7 +154,7 @@ def main(argv: list[str] | None = None) -> None:
     if len(splits) != 1:
         sys.exit(f"the runs are on different splits ({sorted(splits)}): compare runs on one split")
     split = splits.pop()
-    data = Path(a.data) if a.data else data_root() / "qasem-consistency" / f"{split}.jsonl"
+    data = Path(a.data) if a.data else data_dir() / "qasem-consistency" / f"{split}.jsonl"
     responses, _ = load_responses(data, split)
     ids = [r["id"] for r in responses]
     for name, (_, reports) in runs.items():

@@ -29,20 +29,12 @@ import sys
 from pathlib import Path
 
 from release.fresh import check_release_folder, parse_release_resume, start_afresh
-from release.layout import DATA_PARTS, PROFILE_MARKER
+from release.layout import DATA_PARTS, PROFILE_MARKER, data_dir
 from release.stamps import stale_stamps, stamp_path
 from train.run_guard import RunDirectoryLockedError, run_dir_lock
 
 REPO = Path(__file__).resolve().parents[1]
 PROFILES = REPO / "release" / "profiles"
-
-
-def data_dir() -> Path:
-    """$QASEM_DATA_DIR, else ../shared/data beside the repo, else data/raw (python -m data_prep.download)."""
-    if os.environ.get("QASEM_DATA_DIR"):
-        return Path(os.environ["QASEM_DATA_DIR"]).resolve()
-    beside = REPO.parent / "shared" / "data"
-    return beside.resolve() if beside.is_dir() else (REPO / "data" / "raw").resolve()
 
 
 def check_data(folder: Path) -> None:
