@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from data_prep.records import read_jsonl
 from evaluation.consistency_benchmark import load_responses
 from metrics.entailment import DATASETS, correlation
 from release.layout import data_dir
@@ -39,8 +40,7 @@ PARTS = {"all": lambda p, qa: True,
 
 def read_run(folder: Path) -> tuple[dict, list[dict]]:
     metrics = json.loads((folder / "metrics.json").read_text())
-    reports = [json.loads(line) for line in (folder / "reports.parser.jsonl").read_text(encoding="utf-8").splitlines()
-               if line.strip()]
+    reports = list(read_jsonl(folder / "reports.parser.jsonl"))
     return metrics, reports
 
 
