@@ -26,10 +26,10 @@ from pathlib import Path
 
 import numpy as np
 
+from common.data_folder import data_dir
 from data_prep.records import read_jsonl
 from evaluation.consistency_benchmark import load_responses
 from metrics.entailment import DATASETS, correlation
-from release.layout import data_dir
 
 THRESHOLDS = (0.3, 0.4, 0.5, 0.6, 0.7)
 PARTS = {"all": lambda p, qa: True,

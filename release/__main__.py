@@ -28,8 +28,9 @@ import subprocess
 import sys
 from pathlib import Path
 
+from common.data_folder import data_dir
 from release.fresh import check_release_folder, parse_release_resume, start_afresh
-from release.layout import DATA_PARTS, PROFILE_MARKER, data_dir
+from release.layout import DATA_PARTS, PROFILE_MARKER
 from release.stamps import stale_stamps, stamp_path
 from train.run_guard import RunDirectoryLockedError, run_dir_lock
 

@@ -1,11 +1,6 @@
 """Where things live in a release folder, what it reads, and which stage needs which: one place for the
 Snakefile, the manifest, the README's time line and the command."""
 
-import os
-from pathlib import Path
-
-REPO = Path(__file__).resolve().parents[1]
-
 # model -> (the stage that trains it, its folder in the release); the models models.release.MODELS loads
 MODEL_FOLDERS = {"parser": ("parser", "runs/parser/best"), "detector": ("detector", "runs/detector/checkpoint"),
                  "entailment": ("entailment", "runs/entailment/stacked"),
@@ -45,11 +40,3 @@ def stage_needs(encoder_stages, extra_seeds) -> dict[str, list[str]]:
         needs["contradiction_seeds"] = ["eval_contradiction", *[f"eval_contradiction_seed{s}" for s in extra_seeds],
                                         ENSEMBLE_STAGE]
     return needs
-
-
-def data_dir() -> Path:
-    """$QASEM_DATA_DIR, else ../shared/data beside the repo, else data/raw (python -m data_prep.download)."""
-    if os.environ.get("QASEM_DATA_DIR"):
-        return Path(os.environ["QASEM_DATA_DIR"]).resolve()
-    beside = REPO.parent / "shared" / "data"
-    return beside.resolve() if beside.is_dir() else (REPO / "data" / "raw").resolve()
