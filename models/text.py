@@ -72,3 +72,25 @@ def script_warnings(tokens: list[str], long_token: int = 40) -> list[str]:
     if longest > long_token:
         notes.append(f"a token of {longest} characters: a text without spaces cannot be split into words")
     return notes
+
+
+def layout_notes(text: str, long_words: int) -> list[str]:
+    """What of a raw document's layout the tokenizer flattens, said once each: blank lines, speaker turns
+    ("Speaker 1: ..."), bullet lists, and a length over `long_words` words (scored in windows)."""
+    import re
+
+    lines = text.splitlines()
+    notes = []
+    blank = sum(1 for line in lines[1:-1] if not line.strip())
+    if blank:
+        notes.append(f"{blank} blank line(s): paragraphs are read as one text")
+    turns = sum(1 for line in lines if re.match(r"^\s*[A-Z][\w .'-]{0,40}:\s", line))
+    if turns:
+        notes.append(f"{turns} speaker turn(s) ('Name: ...'): each turn is read as sentences of the text")
+    bullets = sum(1 for line in lines if re.match(r"^\s*([-*\u2022]|\d+[.)])\s", line))
+    if bullets:
+        notes.append(f"{bullets} bullet or numbered line(s): each item is read as a sentence")
+    words = len(text.split())
+    if words > long_words:
+        notes.append(f"{words} words (over {long_words}): scored in windows, the document parsed sentence by sentence")
+    return notes
