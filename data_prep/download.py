@@ -8,6 +8,10 @@ HTTP Range request), are checked, and only then os.replace'd onto the target: a 
 file never sits under its final name. Files with no published checksum are pinned at first download
 in DATA_DIR/.download-checksums.json and checked against it on later runs. Files already present with
 the right checksum are skipped, so a second run fetches nothing.
+
+An archive member with `convert` is not a copy: data_prep.chatprotect.release_jsonl makes it from the release
+folders it names (ChatProtect's pair files become JSONL), read from the archive in one pass; its sha256 is that of
+the offline copy. A member that fails is named and refused; the others are still written.
 """
 from __future__ import annotations
 
@@ -28,7 +32,9 @@ import requests
 from omegaconf import DictConfig
 from tqdm import tqdm
 
+from data_prep import chatprotect
 from data_prep.checksums import sha256_of
+from data_prep.records import DataFormatError
 
 log = logging.getLogger(__name__)
 
@@ -169,6 +175,33 @@ def extract(archive: Path, member: str, dst: Path, expected: str | None) -> str:
     return install(tmp, dst, expected, f"{member} of {archive}")
 
 
+def read_folders(archive: Path, root: str, folders: list[str]) -> dict[str, bytes]:
+    """Every file of the archive below one of `folders` (paths below `root`, the archive's top folder), read
+    in one pass: {path below root: bytes}."""
+    prefixes = tuple(f"{root}{f}" for f in folders)
+    wanted = lambda name: any(name == p or name.startswith(p + "/") for p in prefixes)
+    files = {}
+    if zipfile.is_zipfile(archive):
+        with zipfile.ZipFile(archive) as z:
+            for name in z.namelist():
+                if not name.endswith("/") and wanted(name):
+                    files[name[len(root):]] = z.read(name)
+        return files
+    with tarfile.open(archive) as t:
+        for info in t:
+            if info.isfile() and wanted(info.name):
+                files[info.name[len(root):]] = t.extractfile(info).read()
+    return files
+
+
+def convert(files: dict[str, bytes], member: DictConfig, dst: Path, expected: str | None, what: str) -> str:
+    """Write the member that data_prep.chatprotect.release_jsonl makes from the release's files; its sha256."""
+    dst.parent.mkdir(parents=True, exist_ok=True)
+    tmp = dst.with_name(dst.name + ".part")
+    tmp.write_bytes(chatprotect.release_jsonl(files, member.src, **member.convert))
+    return install(tmp, dst, expected, what)
+
+
 def fetch_file(url: str, entry: DictConfig, data_dir: Path, sums: Checksums, cfg: DictConfig) -> dict[str, str]:
     expected = sums.expected(entry.sha256, entry.dst)
     digest = present_digest(data_dir / entry.dst, expected)
@@ -196,15 +229,33 @@ def fetch_archive(url: str, entry: DictConfig, data_dir: Path, sums: Checksums, 
     archive = data_dir / entry.dst
     expected = sums.expected(entry.sha256, entry.dst)
     digest = present_digest(archive, expected) or fetch(url, archive, expected, cfg)
+    root = f"{entry.root}/" if entry.get("root") else ""  # a GitHub archive's top folder
+    bad = (DownloadError, DataFormatError, KeyError, OSError, EOFError, tarfile.TarError, zipfile.BadZipFile)
+    new, failed = {}, []
     try:
-        new = {m.dst: extract(archive, m.src, data_dir / m.dst, sums.expected(m.sha256, m.dst)) for m in todo}
-    except (DownloadError, KeyError, OSError, EOFError, tarfile.TarError, zipfile.BadZipFile) as e:
+        converted = [m for m in todo if "convert" in m]
+        files = read_folders(archive, root, [f for m in converted for f in chatprotect.release_folders(
+            m.src, **m.convert)]) if converted else {}
+        for m in todo:
+            member_expected = sums.expected(m.sha256, m.dst)
+            try:  # each member alone: one that fails is named, the good ones are written all the same
+                if "convert" in m:
+                    new[m.dst] = convert(files, m, data_dir / m.dst, member_expected, f"made from {m.src} of {archive}")
+                else:
+                    new[m.dst] = extract(archive, root + m.src, data_dir / m.dst, member_expected)
+            except bad as e:
+                failed.append(f"{m.dst}: {e}")
+    except bad as e:  # the archive itself cannot be read
+        failed.append(str(e))
+    if failed:
         if expected is None:  # unverified, perhaps truncated: a rerun fetches it again, not reuses it
             archive.unlink(missing_ok=True)
             note = f"deleted {archive}; a rerun fetches it again"
         else:
             note = f"{archive} has its expected sha256: check the member entries in conf/download.yaml"
-        raise DownloadError(f"{archive.name} from {url}: {e}\n  ({note})") from None
+        kept = f"; {len(new)} other file(s) written" if new else ""
+        raise DownloadError(f"{archive.name} from {url}: refused {len(failed)} file(s){kept}:\n  "
+                            + "\n  ".join(failed) + f"\n  ({note})") from None
     # pinned only after extraction worked, so a truncated archive is never taken as the reference
     if not entry.sha256:
         sums.pin(entry.dst, digest)
@@ -219,8 +270,6 @@ def fetch_archive(url: str, entry: DictConfig, data_dir: Path, sums: Checksums, 
 
 def check_sources(cfg: DictConfig) -> None:
     for source in cfg.sources:
-        if source in cfg.not_downloadable:
-            raise DownloadError(f"{source} is not downloadable: {cfg.not_downloadable[source]}")
         if source not in cfg.releases:
             raise DownloadError(f"unknown source {source!r}; known: {', '.join(cfg.releases)}")
 

@@ -1,7 +1,11 @@
 """python -m data_prep.download against a local HTTP server (tests/http_file_server.py) that serves
 fixture releases made from the real data dir, at the paths conf/download.yaml names below its mirrors:
 a full download into the build layout, a second run that fetches nothing, resume after a cut
-(Range), checksum refusal, a pinned checksum that changes upstream, 404, a stall (timeout)."""
+(Range), checksum refusal, a pinned checksum that changes upstream, 404, a stall (timeout).
+
+ChatProtect is served as GitHub serves it, one archive of the release's tree, made from
+tests/fixtures/chatprotect (a few of its files, in its own layout): the JSONL made from it must be the
+offline copy's lines for the pairs the fixture holds, byte for byte."""
 from __future__ import annotations
 
 import gzip
@@ -26,6 +30,31 @@ from http_file_server import run_file_server
 ROOT = Path(__file__).resolve().parents[1]
 CONF = ROOT / "conf"
 CONSISTENCY_DEV = "qasem-consistency/dev.jsonl"
+CHATPROTECT_FIXTURE = Path(__file__).resolve().parent / "fixtures" / "chatprotect"
+# The pairs the fixture's files make, in file order: what the filters keep (CompactIE triples, tags ok /
+# strong; the test set without the revised texts' mN_* files; PopQA in annotation order, demo items out).
+CHATPROTECT_IDS = {
+    "chatprotect/chatgpt.validation.jsonl": [
+        f"chatgpt/Please_tell_me_about_Hernn_Siles_Zuazo/{n}" for n in ("0_0_0", "0_2_1", "m2_0_0_0", "m2_5_5_0")],
+    "chatprotect/chatgpt.test.jsonl": [
+        f"chatgpt/Please_tell_me_about_BaileyThompson_House/{n}" for n in ("0_0_0", "0_1_0")],
+    "chatprotect/chatgpt.big.jsonl": [
+        f"chatgpt/Please_tell_me_about_196869_FA_Cup_qualifying_rounds/{n}" for n in ("0_0_0", "0_2_1", "m2_0_2_0", "m2_1_1_0")],
+    "chatprotect/popqa.jsonl": [f"{g}/{s}/{q}" for g, s, qs in [
+        ("chatgpt", "popqa_contriever", ["In_what_city_was_William_Perry_Hay_born/0_0_1", "In_what_country_is_Fzrradvny/0_0_0",
+                                         "What_is_the_capital_of_BasseKotto_Prefecture/0_0_0", "Who_is_the_author_of_Do_The_Work/0_0_0"]),
+        ("chatgpt", "popqa", ["In_what_city_was_Joris_Delle_born/0_0_0", "In_what_city_was_Thomas_Seaton_Scott_born/0_0_0",
+                              "In_what_city_was_William_Perry_Hay_born/0_0_0", "What_genre_is_Disneys_The_Kid/0_0_0"]),
+        ("llama-2-70b-chat", "popqa_contriever", ["In_what_city_was_Koudai_Tsukakoshi_born/0_0_0", "In_what_city_was_Veselin_Vujovi_born/0_0_0",
+                                                  "In_what_city_was_William_Perry_Hay_born/0_0_0", "Who_was_the_screenwriter_for_The_Spoilers/0_0_0"]),
+        ("llama-2-70b-chat", "popqa", ["In_what_city_was_Gustavo_A._Madero_born/0_0_0", "In_what_city_was_Israel_Horowitz_born/0_0_0",
+                                       "In_what_city_was_Jan_van_de_Cappelle_born/0_0_0", "What_genre_is_Another_World/0_0_1",
+                                       "Who_was_the_screenwriter_for_The_Russia_House/0_0_0"]),
+    ] for q in qs],
+}
+CHATPROTECT_TEST = "chatprotect/chatgpt.test.jsonl"
+CHATPROTECT_TEST_PAIR = ("test/test/sentences/chatgpt/Please_tell_me_about_BaileyThompson_House/m3/0_1_0.txt")
+CHATPROTECT_ANNOTATION = "annotations/popqa/llama-2-70b-chat/reconciled/popqa.json"
 
 
 def sha256(path: Path) -> str:
@@ -37,6 +66,7 @@ def make_cfg(data_dir, base, *overrides):
     with initialize_config_dir(config_dir=str(CONF), version_base="1.3"):
         return compose(config_name="download", overrides=[
             f"paths.data_dir={data_dir}", f"mirrors.qasrl_org={base}/qasrl", f"mirrors.github_raw={base}/gh",
+            f"mirrors.github={base}/github",
             "retries=0", "backoff_s=0.01", "timeout_s=5", "progress=false", *overrides])
 
 
@@ -58,6 +88,13 @@ def member_bytes(data_dir: Path, dst: str) -> bytes:
 
 
 def write_archive(path: Path, members: dict[str, bytes]) -> None:
+    if path.name.endswith(".tar.gz"):  # a GitHub archive
+        with tarfile.open(path, "w:gz") as t:
+            for name, data in members.items():
+                info = tarfile.TarInfo(name)
+                info.size = len(data)
+                t.addfile(info, io.BytesIO(data))
+        return
     if path.suffix == ".zip":
         with zipfile.ZipFile(path, "w", zipfile.ZIP_STORED) as z:
             for name, data in members.items():
@@ -81,6 +118,18 @@ def mirror(data_dir, tmp_path_factory):
         for i, entry in enumerate(release.files):
             served = root / url_path(cfg, entry.dst).lstrip("/")
             served.parent.mkdir(parents=True, exist_ok=True)
+            if entry.get("root"):  # ChatProtect: the fixture's tree, and each output as the offline copy's lines
+                write_archive(served, chatprotect_tree(entry.root))
+                for j, m in enumerate(entry.members):
+                    if "convert" in m:
+                        overrides.append(f"releases.{name}.files.{i}.members.{j}.sha256="
+                                         + hashlib.sha256(offline_lines(data_dir, m.dst)).hexdigest())
+                # the same release with one annotation file missing, and with one pair file cut short
+                for variant, tree in chatprotect_variants(entry.root).items():
+                    path = root / variant / served.relative_to(root / "github")
+                    path.parent.mkdir(parents=True, exist_ok=True)
+                    write_archive(path, tree)
+                continue
             if "members" not in entry:
                 os.symlink(data_dir / entry.dst, served)  # served read-only; faults change bytes in flight
                 continue
@@ -89,6 +138,25 @@ def mirror(data_dir, tmp_path_factory):
             if entry.sha256:
                 overrides.append(f"releases.{name}.files.{i}.sha256={sha256(served)}")
     return root, overrides
+
+
+def chatprotect_tree(root: str) -> dict[str, bytes]:
+    """The fixture's files as the GitHub archive holds them, below its top folder."""
+    return {f"{root}/{p.relative_to(CHATPROTECT_FIXTURE).as_posix()}": p.read_bytes()
+            for p in sorted(CHATPROTECT_FIXTURE.rglob("*")) if p.is_file() and p.name != "FIXTURE.md"}
+
+
+def chatprotect_variants(root: str) -> dict[str, dict[str, bytes]]:
+    tree = chatprotect_tree(root)
+    missing = {k: v for k, v in tree.items() if k != f"{root}/{CHATPROTECT_ANNOTATION}"}
+    cut = {**tree, f"{root}/{CHATPROTECT_TEST_PAIR}": tree[f"{root}/{CHATPROTECT_TEST_PAIR}"][:200]}
+    return {"github-missing": missing, "github-cut": cut}
+
+
+def offline_lines(data_dir: Path, dst: str) -> bytes:
+    """The offline copy's lines for the fixture's pairs, in CHATPROTECT_IDS order."""
+    lines = {json.loads(line)["id"]: line for line in (data_dir / dst).read_text(encoding="utf-8").splitlines(True)}
+    return "".join(lines[i] for i in CHATPROTECT_IDS[dst]).encode("utf-8")
 
 
 @pytest.fixture(scope="module")
@@ -118,6 +186,8 @@ def test_full_download_lands_in_the_build_layout(downloaded, data_dir):
     out, status, cfg = downloaded
     assert set(status.values()) == {"downloaded"}
     for dst in status:
+        if dst in CHATPROTECT_IDS:  # the fixture's pairs alone: test_chatprotect_pairs_are_the_offline_copys
+            continue
         if (data_dir / dst).exists():  # every file of the offline copy, byte for byte
             assert sha256(out / dst) == sha256(data_dir / dst), dst
     train = out / "qasrl-bank-v2/orig/train.jsonl.gz"
@@ -125,7 +195,8 @@ def test_full_download_lands_in_the_build_layout(downloaded, data_dir):
     # no published checksum: pinned at first download, the tarball's too (though the tarball is gone)
     pinned = json.loads((out / cfg.lock_file).read_text())
     assert pinned["qasrl-bank-v2/orig/train.jsonl.gz"] == sha256(train)
-    assert set(pinned) == {"qasrl-bank-v2/orig/train.jsonl.gz", ".downloads/qasrl-v2.tar"}
+    chatprotect_archive = cfg.releases.chatprotect.files[0].dst
+    assert set(pinned) == {"qasrl-bank-v2/orig/train.jsonl.gz", ".downloads/qasrl-v2.tar", chatprotect_archive}
     files = {p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()}
     assert files == set(status) | {cfg.lock_file}  # no .part, no archive, no unlisted member
 
@@ -224,6 +295,67 @@ def test_stalled_server_times_out(cfg_for, server, tmp_path):
     assert not (tmp_path / CONSISTENCY_DEV).exists()
 
 
-def test_chatprotect_is_not_downloadable(cfg_for, tmp_path):
-    with pytest.raises(DownloadError, match="chatprotect is not downloadable: .*converted copy"):
-        download(cfg_for(tmp_path, "sources=[chatprotect]"))
+def test_chatprotect_pairs_are_the_offline_copys(downloaded, data_dir):
+    """Same pairs, labels and fields as ../shared/data/chatprotect for every id the fixture holds."""
+    out, status, _ = downloaded
+    assert sha256(out / "chatprotect/LICENSE") == sha256(data_dir / "chatprotect/LICENSE")
+    for dst, ids in CHATPROTECT_IDS.items():
+        assert status[dst] == "downloaded"
+        offline = {r["id"]: r for r in map(json.loads, (data_dir / dst).read_text(encoding="utf-8").splitlines())}
+        rows = [json.loads(line) for line in (out / dst).read_text(encoding="utf-8").splitlines()]
+        assert [r["id"] for r in rows] == ids, dst
+        assert rows == [offline[i] for i in ids], dst
+        assert {r["label"] for r in rows} == {0, 1}, dst  # each file holds a contradiction and a non-contradiction
+
+
+def test_chatprotect_checksum_mismatch_names_the_file_and_keeps_the_others(cfg_for, tmp_path):
+    cfg = cfg_for(tmp_path, "sources=[chatprotect]", "releases.chatprotect.files.0.members.2.sha256=" + "0" * 64)
+    with pytest.raises(DownloadError) as e:
+        download(cfg)
+    assert f"{CHATPROTECT_TEST}: made from test/test/sentences/chatgpt of " in str(e.value)
+    assert "expected " + "0" * 64 + ": refused" in str(e.value)
+    assert not (tmp_path / CHATPROTECT_TEST).exists()
+    kept = {dst for dst in CHATPROTECT_IDS if (tmp_path / dst).exists()}
+    assert kept == set(CHATPROTECT_IDS) - {CHATPROTECT_TEST} and (tmp_path / "chatprotect/LICENSE").exists()
+
+
+def test_chatprotect_missing_file_is_named(cfg_for, tmp_path):
+    cfg = cfg_for(tmp_path, "sources=[chatprotect]",
+                  "releases.chatprotect.base_url=${mirrors.github}-missing/eth-sri/ChatProtect/archive")
+    with pytest.raises(DownloadError) as e:
+        download(cfg)
+    assert f"chatprotect/popqa.jsonl: {CHATPROTECT_ANNOTATION}: not in the release" in str(e.value)
+    assert not (tmp_path / "chatprotect/popqa.jsonl").exists()
+    assert all((tmp_path / dst).exists() for dst in CHATPROTECT_IDS if dst != "chatprotect/popqa.jsonl")
+
+
+def test_chatprotect_corrupt_file_is_named_and_a_rerun_fetches_the_rest(cfg_for, server, tmp_path):
+    cfg = cfg_for(tmp_path, "sources=[chatprotect]",
+                  "releases.chatprotect.base_url=${mirrors.github}-cut/eth-sri/ChatProtect/archive")
+    with pytest.raises(DownloadError) as e:
+        download(cfg)
+    assert f"{CHATPROTECT_TEST}: {CHATPROTECT_TEST_PAIR}: not valid JSON" in str(e.value)
+    assert not (tmp_path / CHATPROTECT_TEST).exists()
+    assert not (tmp_path / cfg.releases.chatprotect.files[0].dst).exists()  # unverified archive: fetched again
+    good = sorted(p.relative_to(tmp_path).as_posix() for p in (tmp_path / "chatprotect").iterdir())
+    assert good == sorted({"chatprotect/LICENSE", *CHATPROTECT_IDS} - {CHATPROTECT_TEST})
+    status = download(cfg_for(tmp_path, "sources=[chatprotect]"))  # the release as published
+    assert status == {"chatprotect/LICENSE": "present", **{d: "present" for d in CHATPROTECT_IDS}, CHATPROTECT_TEST: "downloaded"}
+
+
+@pytest.mark.parametrize("retries", [0, 1], ids=["rerun", "retry"])
+def test_chatprotect_cut_download_resumes(cfg_for, server, tmp_path, data_dir, retries):
+    # small reads: the fixture's archive is smaller than the default chunk, and a cut loses the chunk being read
+    cfg = cfg_for(tmp_path, "sources=[chatprotect]", f"retries={retries}", "chunk_bytes=1024")
+    path = url_path(cfg, cfg.releases.chatprotect.files[0].dst)
+    server[1].faults[path] = ["cut"]
+    if retries == 0:
+        with pytest.raises(DownloadError, match="connection"):
+            download(cfg)
+        assert (tmp_path / (cfg.releases.chatprotect.files[0].dst + ".part")).stat().st_size > 0
+        assert not (tmp_path / "chatprotect").exists()
+    status = download(cfg)
+    assert set(status.values()) == {"downloaded"}
+    ranges = [r for _, p, r in server[1].requests if p == path]
+    assert len(ranges) == 2 and ranges[0] is None and ranges[1].startswith("bytes=")
+    assert (tmp_path / CHATPROTECT_TEST).read_bytes() == offline_lines(data_dir, CHATPROTECT_TEST)
