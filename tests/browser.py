@@ -1,16 +1,18 @@
 """Open a report page in headless Chromium through Playwright, for the page tests. Chromium and
-Playwright are test requirements (scripts/setup.sh installs them): a missing one fails the test,
-it never skips."""
+Playwright are test requirements (scripts/setup.sh installs them, Chromium where the user may): a missing
+one fails the test, naming what is missing and how to install it; it never skips."""
 from __future__ import annotations
 
 import os
+import shutil
 from html.parser import HTMLParser
 from pathlib import Path
 from typing import Callable
 
 import pytest
 
-CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+# where scripts/system_packages.sh looks: CHROMIUM_PATH, else chromium on PATH
+CHROMIUM = os.environ.get("CHROMIUM_PATH") or shutil.which("chromium") or "/usr/bin/chromium"
 CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                  "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
@@ -24,8 +26,9 @@ def open_page(page_path: Path, screenshot: Path, check: Callable) -> tuple[objec
         pytest.fail("Python Playwright is missing: pip install -e '.[dev]' (or bash scripts/setup.sh); "
                     "the PyPI wheel carries its driver, no 'playwright install' is needed")
     if not (Path(CHROMIUM).is_file() and os.access(CHROMIUM, os.X_OK)):
-        pytest.fail(f"Chromium not found at {CHROMIUM}: bash scripts/setup.sh installs Debian's chromium "
-                    "(apt-get install -y chromium), or set CHROMIUM_PATH")
+        pytest.fail(f"Chromium not found at {CHROMIUM} (nor on PATH): the browser tests need it. bash "
+                    "scripts/system_packages.sh installs Debian's chromium as root or with passwordless sudo "
+                    "(sudo apt-get install -y chromium); or set CHROMIUM_PATH to a Chromium build")
     requests, dialogs = [], []
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)

@@ -28,7 +28,8 @@ def run_probe(**env) -> subprocess.CompletedProcess:
 
 def test_reexecutes_with_jemalloc_preloaded():
     if jemalloc_path() is None:
-        pytest.fail("no libjemalloc.so.2: bash scripts/setup.sh installs Debian's libjemalloc2 (apt-get install libjemalloc2)")
+        pytest.fail("no libjemalloc.so.2: bash scripts/system_packages.sh installs Debian's libjemalloc2 as root or with "
+                    "passwordless sudo (sudo apt-get install -y libjemalloc2), or set QASEM_JEMALLOC")
     out = run_probe()
     assert out.returncode == 0, out.stderr
     assert out.stdout.split("\n")[0] == "jemalloc True ['a b', '--x=1']"  # the same arguments, jemalloc mapped
