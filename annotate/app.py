@@ -8,14 +8,18 @@ Routes
                                       (seq, optional: the answer's number; an older one than the row's is ignored)
   POST /api/{token}/note              {"item_id", "note", "seq"}
   POST /api/{token}/done              {"item_id"}: submit the item (twice = once)
-  GET  /ext?workerId=&assignmentId=…  Mechanical Turk external question; ?PROLIFIC_PID=&STUDY_ID=… Prolific
+  GET  /ext?workerId=&assignmentId=…  Mechanical Turk external question; ?PROLIFIC_PID=&STUDY_ID=… Prolific (only with
+                                      platform=mturk / prolific, else 404: annotate/crowd.py)
   GET  /admin/{admin_token}           progress (?dataset=&status=open|complete&page=N filter and page the items),
                                       agreement so far, notes, export link
   POST /admin/{admin_token}/annotators  form name=: a new annotator (their personal link appears on the page)
   POST /admin/{admin_token}/revoke      form name=: that annotator's link stops working
   GET  /admin/{admin_token}/export.jsonl
   GET  /admin/{admin_token}/notes.jsonl  the submitted items' notes (annotate.export writes them beside the export)
-Refusals carry the store's status (403 unknown or revoked token, or an item not assigned to them).
+Refusals carry the store's status (403 unknown or revoked token, or an item not assigned to them). Every
+response carries the security headers, a write from another site's page is refused and a body over 1 MB
+gets a 413 before it is read (annotate/http_guard.py); links are built from `public_url`, never from the
+request's Host.
 Why FastAPI: maintained, typed request bodies with validation for free, and it runs on Uvicorn, which
 stops cleanly on SIGTERM; sync handlers run in its thread pool, the store serialises the writes.
 """
@@ -32,7 +36,9 @@ from fastapi.responses import HTMLResponse, JSONResponse, PlainTextResponse, Red
 from pydantic import BaseModel, Field
 
 from annotate import page
-from annotate.store import Refused, Store
+from annotate.crowd import add_crowd_entry
+from annotate.http_guard import MAX_BODY, SameOriginWrites, SecurityHeaders, content_security_policy
+from annotate.store import MAX_SEQ, Refused, Store
 
 STATIC = Path(__file__).resolve().parent / "static"
 
@@ -42,13 +48,13 @@ class Label(BaseModel):
     kind: Literal["check", "span", "qa"]
     target: str | int
     value: Literal[0, 1]
-    seq: int | None = Field(default=None, ge=0)  # the answer's number on the page, in the order given
+    seq: int | None = Field(default=None, ge=0, le=MAX_SEQ)  # the answer's number on the page, in the order given
 
 
 class Note(BaseModel):
     item_id: str
     note: str = Field(max_length=5000)
-    seq: int | None = Field(default=None, ge=0)
+    seq: int | None = Field(default=None, ge=0, le=MAX_SEQ)
 
 
 class Done(BaseModel):
@@ -68,12 +74,24 @@ def mturk_submit_to(value: str | None) -> str | None:
 RESERVED = ("mturk:", "prolific:", "release-")
 
 
-def make_app(store: Store, qa_check: bool = False, suggestion: str = "after",
-             completion_code: str | None = None, gold: dict | None = None, on_annotators=None) -> FastAPI:
-    """gold: {item_id: {qa_id: label}} (annotate.quality.read_gold) for the admin page's gold column.
-    on_annotators: called after the admin adds or revokes an annotator (annotate.serve rewrites the links file)."""
-    app = FastAPI(title="QASemConsistency annotation", docs_url=None, redoc_url=None, openapi_url=None)
+def make_app(store: Store, public_url: str, qa_check: bool = False, suggestion: str = "after",
+             completion_code: str | None = None, gold: dict | None = None, on_annotators=None,
+             platform: str | None = None, max_workers: int | None = None, hold_minutes: float | None = None,
+             mturk_hosts: tuple[str, ...] = ()) -> FastAPI:
+    """public_url: where annotators reach the app (the links on the admin page start with it).
+    gold: {item_id: {qa_id: label}} (annotate.quality.read_gold) for the admin page's gold column.
+    on_annotators: called after the admin adds or revokes an annotator (annotate.serve rewrites the links file).
+    platform: mturk | prolific opens /ext to that platform's workers, at most max_workers of them, each item
+    they hold going back to the pool after hold_minutes unsubmitted; None: no /ext. mturk_hosts: the MTurk
+    sites allowed to frame the page (platform=mturk only)."""
+    app = FastAPI(title="QASemConsistency annotation", docs_url=None, redoc_url=None, openapi_url=None,
+                  max_body_size=MAX_BODY)
+    framed = platform == "mturk"
+    app.add_middleware(SameOriginWrites, public_url=public_url)
+    app.add_middleware(SecurityHeaders, csp=content_security_policy(list(mturk_hosts) if framed else [],
+                                                                    list(MTURK_HOSTS) if framed else []))
     admin_token = store.meta("admin_token")
+    hold_s = 60 * float(hold_minutes) if platform and hold_minutes is not None else None
     js = (STATIC / "annotate.js").read_text(encoding="utf-8")
 
     @app.exception_handler(Refused)
@@ -94,10 +112,14 @@ def make_app(store: Store, qa_check: bool = False, suggestion: str = "after",
     def script():
         return Response(js, media_type="text/javascript")
 
+    @app.get("/static/annotate.css")
+    def style():  # a file, not a <style> element: the CSP allows styles from the app only
+        return Response(page.CSS, media_type="text/css")
+
     @app.get("/a/{token}", response_class=HTMLResponse)
     def annotate(token: str, assignmentId: str | None = None, turkSubmitTo: str | None = None):
         who = store.annotator(token)
-        item_id = store.current(who["annotator_id"])
+        item_id = store.current(who["annotator_id"], hold_s)
         done, total = store.progress(who["annotator_id"])
         if item_id is None:
             return finished_page(who, done)
@@ -123,7 +145,7 @@ def make_app(store: Store, qa_check: bool = False, suggestion: str = "after",
     def current_item(token: str):
         """The current item as JSON (scripts and the load benchmark): ids, spans, QAs, this annotator's labels."""
         who = store.annotator(token)
-        item_id = store.current(who["annotator_id"])
+        item_id = store.current(who["annotator_id"], hold_s)
         done, total = store.progress(who["annotator_id"])
         if item_id is None:
             return {"item_id": None, "done": done, "total": total}
@@ -157,44 +179,28 @@ def make_app(store: Store, qa_check: bool = False, suggestion: str = "after",
                                    "labels": json.dumps({k: labels[k] for k in ("check", "span", "qa")})}
         return out
 
-    @app.get("/ext")
-    def external(request: Request):
-        """A platform worker's way in: the worker id names them (the same worker always gets the same
-        token back), then their link takes over."""
-        q = request.query_params
-        if "PROLIFIC_PID" in q:
-            platform, worker = "prolific", q["PROLIFIC_PID"]
-        elif q.get("assignmentId") == "ASSIGNMENT_ID_NOT_AVAILABLE":  # MTurk's preview: no worker yet
-            return HTMLResponse(page.message_page("Preview", "Accept the HIT to start annotating."))
-        elif "workerId" in q:
-            platform, worker = "mturk", q["workerId"]
-        else:
-            raise Refused(400, "a platform link needs workerId (Mechanical Turk) or PROLIFIC_PID (Prolific)")
-        if not worker or len(worker) > 200:
-            raise Refused(400, "bad worker id")
-        token = store.add_annotator(f"{platform}:{worker}", platform=platform, worker_id=worker)
-        keep = {k: q[k] for k in ("assignmentId", "turkSubmitTo") if platform == "mturk" and q.get(k)}
-        return RedirectResponse(f"/a/{token}" + (f"?{urlencode(keep)}" if keep else ""), status_code=303)
+    if platform:
+        add_crowd_entry(app, store, platform, max_workers, secure_cookie=public_url.startswith("https://"))
 
     def check_admin(token: str):
         if not secrets.compare_digest(token.encode(), admin_token.encode()):
             raise Refused(403, "unknown admin token")
 
     @app.get("/admin/{token}", response_class=HTMLResponse)
-    def admin(token: str, request: Request, dataset: str = "", status: str = "", page_no: int = Query(1, alias="page")):
+    def admin(token: str, dataset: str = "", status: str = "", page_no: int = Query(1, alias="page")):
         from annotate.export import agreement_table
         from annotate.quality import agreement_with_others, gold_accuracy
 
         check_admin(token)
-        base = str(request.base_url).rstrip("/")
-        links = {a["name"]: f"{base}/a/{a['token']}" for a in store.annotators() if not a["revoked"]}
+        links = {a["name"]: f"{public_url}/a/{a['token']}" for a in store.annotators() if not a["revoked"]}
         names = {a["annotator_id"]: a["name"] for a in store.annotators()}
         others = {names[a]: q for a, q in agreement_with_others(store).items()}
         on_gold = {names[a]: q for a, q in gold_accuracy(store, gold).items()} if gold else None
         datasets = {i: it["dataset"] for i, it in store.items().items()}
         return page.admin_page(store.overview(), store.k, agreement_table(store), admin_token, links, others, on_gold,
                                datasets=datasets, notes=store.notes(), view={"dataset": dataset, "status": status,
-                                                                            "page": page_no})
+                                                                            "page": page_no},
+                               refused_entries=store.refused_entries())
 
     async def form(request: Request) -> dict[str, str]:
         body = (await request.body()).decode("utf-8", "replace")
@@ -207,7 +213,7 @@ def make_app(store: Store, qa_check: bool = False, suggestion: str = "after",
         if not name or len(name) > 100 or name.startswith(RESERVED):
             raise Refused(422, f"an annotator's name is 1 to 100 characters and does not start with {', '.join(RESERVED)}")
         store.add_annotator(name)
-        store.reinstate(name)
+        store.reinstate(name)  # a revoked name added again: a new token
         if on_annotators:
             on_annotators()
         return RedirectResponse(f"/admin/{token}#by-annotator", status_code=303)

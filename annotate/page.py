@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import html
 import json
+import time
 from urllib.parse import urlencode
 
 from annotate.votes import predicate_groups
@@ -68,11 +69,12 @@ def script_json(obj) -> str:
 
 
 def document(title: str, body: str, script: bool = False, body_class: str = "") -> str:
+    # script and style are files of the app (/static/): its Content-Security-Policy allows nothing inline
     js = '<script src="/static/annotate.js" defer></script>' if script else ""
     cls = f' class="{body_class}"' if body_class else ""
     return (f'<!DOCTYPE html><html lang="en"><head><meta charset="utf-8"><title>{esc(title)}</title>'
-            f'<meta name="viewport" content="width=device-width, initial-scale=1"><style>{CSS}</style>{js}</head>'
-            f"<body{cls}>{body}</body></html>")
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f'<link rel="stylesheet" href="/static/annotate.css">{js}</head><body{cls}>{body}</body></html>')
 
 
 def _tokens(tokens, offset: int = 0, mark_stop_words: bool = False) -> str:
@@ -166,11 +168,11 @@ PAGE_SIZE = 50  # items per page of the admin's item table
 
 def admin_page(overview: dict, k: int, agreement_table: str, admin_token: str, links: dict[str, str],
                others: dict[str, dict], gold: dict[str, dict] | None = None, datasets: dict[str, str] | None = None,
-               notes: list[dict] | None = None, view: dict | None = None) -> str:
+               notes: list[dict] | None = None, view: dict | None = None, refused_entries: list | None = None) -> str:
     """others / gold: {annotator name: {"qas", "agree"}} (annotate/quality.py); no gold column without gold.
     datasets: {item_id: dataset}; notes: Store.notes(); view: the item table's filter and page
-    ({"dataset", "status": ""|open|complete, "page"})."""
-    datasets, notes, view = datasets or {}, notes or [], view or {}
+    ({"dataset", "status": ""|open|complete, "page"}); refused_entries: Store.refused_entries()."""
+    datasets, notes, view, refused_entries = datasets or {}, notes or [], view or {}, refused_entries or []
     admin = f"/admin/{esc(admin_token)}"
 
     def agree(table, name):
@@ -227,6 +229,15 @@ def admin_page(overview: dict, k: int, agreement_table: str, admin_token: str, l
                        for v, t in (("", "all"), ("open", f"fewer than {k} submitted"), ("complete", "complete")))
     filter_form = (f'<form method="get" action="{admin}#by-item">dataset <select name="dataset"><option value="">all</option>'
                    f'{options}</select> status <select name="status">{statuses}</select> <button>show</button></form>')
+    refused_rows = "".join(
+        f"<tr><td>{esc(r['platform'])}</td><td>{esc(r['worker_id'])}</td><td>{r['attempts']}</td>"
+        f"<td>{time.strftime('%Y-%m-%d %H:%M', time.gmtime(r['first']))}</td>"
+        f"<td>{time.strftime('%Y-%m-%d %H:%M', time.gmtime(r['last']))}</td></tr>" for r in refused_entries)
+    refused = ("" if not refused_entries else
+               f'<h2>Worker ids used from another browser ({len(refused_entries)})</h2><p>Each was refused: the id '
+               f'is bound to the browser of its first visit. One the worker reports could be theirs on a second '
+               f'device; one they did not is someone trying their id.</p><table id="refused-entries"><tr><th>platform'
+               f'</th><th>worker id</th><th>attempts</th><th>first (UTC)</th><th>last (UTC)</th></tr>{refused_rows}</table>')
     note_rows = "".join(f"<tr><td>{esc(n['item_id'])}</td><td>{esc(n['annotator'])}</td>"
                         f"<td>{'submitted' if n['submitted'] else 'open'}</td><td>{esc(n['note'])}</td></tr>" for n in notes)
     body = f"""<div id="task"><h1>Annotation: admin</h1>
@@ -239,6 +250,7 @@ def admin_page(overview: dict, k: int, agreement_table: str, admin_token: str, l
 {why_empty}
 <form id="add-annotator" method="post" action="{admin}/annotators">Add an annotator: <input name="name" placeholder="name" required maxlength="100">
 <button>add</button> (their personal link appears in the table)</form>
+{refused}
 <h2>Notes ({len(notes)})</h2><table id="notes"><tr><th>item</th><th>annotator</th><th>item status</th><th>note</th></tr>{note_rows}</table>
 <h2>By item</h2>{filter_form}{nav}<table id="by-item"><tr><th>item</th><th>dataset</th><th>assigned</th><th>submitted</th></tr>{rows}</table></div>"""
     return document("Annotation: admin", body)

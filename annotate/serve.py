@@ -2,26 +2,29 @@
 
 Loads the task file (a bad line stops here, naming it, before the database is touched), binds the port
 (a busy port stops here: nothing written yet), opens or creates the database (refused if it was built
-from another task file), checks the campaign's settings against the ones it was created with (k, gold
-items, annotators: a different one is refused, naming it, unless reconfigure=true), creates the named
-annotators and prints their personal links (also written to <db>.links.json, with the admin link), then
-serves on Uvicorn until SIGTERM or Ctrl-C, which stop it cleanly: every label was committed when its
-request returned.
+from another task file or in another format), checks the campaign's settings against the ones it was
+created with (k, gold items, platform, annotators: a different one is refused, naming it, unless
+reconfigure=true), creates the named annotators and prints their personal links (also written,
+owner-only, to <db>.links.json, with the admin link), then serves on Uvicorn until SIGTERM or Ctrl-C,
+which stop it cleanly: every label was committed when its request returned.
 """
 from __future__ import annotations
 
 import json
 import logging
+import os
 import signal
 import socket
 import sys
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import hydra
 from omegaconf import DictConfig, OmegaConf
 
+from annotate.crowd import PLATFORMS
 from annotate.quality import read_gold
-from annotate.store import Refused, Store, TaskMismatch
+from annotate.store import FormatMismatch, Refused, Store, TaskMismatch
 from annotate.tasks import TaskFileError, by_uncertainty, file_digest, load_tasks
 
 USAGE = ("usage: python -m annotate.serve tasks=FILE db=PATH [port=8000] [host=127.0.0.1] "
@@ -55,12 +58,24 @@ def named_annotators(store: Store) -> dict[str, bool]:
             if not a["platform"] and not a["name"].startswith("release-")}
 
 
-def campaign_changes(store: Store, k, gold_sha: str | None, annotators: list[str]) -> list[str]:
+def check_options(cfg: DictConfig) -> None:
+    """The options no database is needed to judge (before anything is bound or written)."""
+    if cfg.platform is not None and cfg.platform not in PLATFORMS:
+        raise CampaignChanged(f"platform={cfg.platform}: expected {' or '.join(PLATFORMS)}, or null (no crowd workers)")
+    if not str(cfg.public_url).startswith(("http://", "https://")):
+        raise CampaignChanged(f"public_url={cfg.public_url}: expected an http:// or https:// address")
+
+
+def campaign_changes(store: Store, k, gold_sha: str | None, annotators: list[str], platform: str | None) -> list[str]:
     """What this start would change in the campaign, each named; empty when nothing. Left unset (k=null,
-    no gold=, no annotators=) a setting keeps the database's."""
+    no gold=, no annotators=) a setting keeps the database's; the platform is always compared (null: none)."""
     changes = []
     if k is not None and int(k) != store.k:
         changes.append(f"k: the database has k={store.k}, this start says k={int(k)}")
+    old_platform = store.meta("platform") or None
+    if platform != old_platform:
+        changes.append(f"platform: the database was created with platform={old_platform or 'null'}, "
+                       f"this start says platform={platform or 'null'}")
     old_gold = store.meta("gold_sha256")
     if gold_sha is not None and old_gold is not None and gold_sha != old_gold:
         was = f"gold={store.meta('gold_path')}" if old_gold else "no gold file"
@@ -86,7 +101,8 @@ def open_store(cfg: DictConfig, items: list[dict]) -> Store:
         if created:
             store.set_meta("gold_sha256", gold_sha or "")
             store.set_meta("gold_path", str(cfg.gold) if cfg.gold else None)
-        changes = [] if created else campaign_changes(store, cfg.k, gold_sha, names)
+            store.set_meta("platform", cfg.platform or "")
+        changes = [] if created else campaign_changes(store, cfg.k, gold_sha, names, cfg.platform)
         if changes and not cfg.reconfigure:
             raise CampaignChanged(f"{store.path}: this start changes the campaign's settings: {'; '.join(changes)}. "
                                   "Start it again without them to keep the campaign as it is, or add reconfigure=true "
@@ -98,10 +114,11 @@ def open_store(cfg: DictConfig, items: list[dict]) -> Store:
             if gold_sha is not None:
                 store.set_meta("gold_sha256", gold_sha)
                 store.set_meta("gold_path", str(cfg.gold))
+            store.set_meta("platform", cfg.platform or "")
         for name in names:
             store.add_annotator(name)
             if cfg.reconfigure:
-                store.reinstate(name)
+                store.reinstate(name)  # a revoked name: a new token
         for name in cfg.revoke:
             store.revoke(str(name))
     except BaseException:
@@ -129,12 +146,18 @@ def bind(host: str, port: int) -> socket.socket:
 
 
 def write_links(store: Store, base: str) -> dict:
+    """<db>.links.json: the links are the annotators' and the admin's credentials, so the file is owner-only
+    from its first byte (a new file of mode 0600, renamed over the old one: a reader never sees half of it)."""
     links = {"admin": f"{base}/admin/{store.meta('admin_token')}",
              "annotators": {a["name"]: f"{base}/a/{a['token']}" for a in store.annotators()
                             if not a["revoked"] and not a["platform"]}}
     path = Path(f"{store.path}.links.json")
-    path.write_text(json.dumps(links, indent=1) + "\n")
-    path.chmod(0o600)  # the links are the annotators' and the admin's credentials
+    tmp = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w") as f:
+        os.fchmod(fd, 0o600)  # a leftover tmp of another mode (a killed start) is made owner-only before writing
+        f.write(json.dumps(links, indent=1) + "\n")
+    os.replace(tmp, path)
     return links
 
 
@@ -148,15 +171,16 @@ def main(cfg: DictConfig) -> None:
         print(USAGE, file=sys.stderr)
         sys.exit(2)
     try:
+        check_options(cfg)
         items = read_items(cfg)  # read only: a bad task file stops here
         gold = read_gold(cfg.gold) if cfg.gold else None
         sock = bind(cfg.host, int(cfg.port))
-    except (TaskFileError, FileNotFoundError, OSError) as e:  # the message names file and line, or the port
+    except (CampaignChanged, TaskFileError, FileNotFoundError, OSError) as e:  # names the file and line, or the port
         log.error("%s", getattr(e, "message", e))
         sys.exit(1)
     try:
         store = open_store(cfg, items)
-    except (TaskMismatch, CampaignChanged, Refused, FileNotFoundError) as e:
+    except (TaskMismatch, FormatMismatch, CampaignChanged, Refused, FileNotFoundError) as e:
         sock.close()
         log.error("%s", getattr(e, "message", e))
         sys.exit(1)
@@ -165,11 +189,19 @@ def main(cfg: DictConfig) -> None:
     if gold and not set(gold) & set(store.items()):
         log.warning("gold=%s: none of its items is a task item: the gold column stays empty", cfg.gold)
     try:
-        base = f"http://{cfg.host}:{cfg.port}"
-        app = make_app(store, qa_check=bool(cfg.qa_check), suggestion=str(cfg.suggestion),
-                       completion_code=cfg.completion_code, gold=gold, on_annotators=lambda: write_links(store, base))
+        base = str(cfg.public_url).rstrip("/")
+        if urlsplit(base).hostname in ("0.0.0.0", "::"):
+            log.warning("public_url=%s: a link to the address every interface listens on reaches no one; start again "
+                        "with public_url= the address annotators use", base)
+        app = make_app(store, base, qa_check=bool(cfg.qa_check), suggestion=str(cfg.suggestion),
+                       completion_code=cfg.completion_code, gold=gold, on_annotators=lambda: write_links(store, base),
+                       platform=cfg.platform, max_workers=cfg.max_workers, hold_minutes=cfg.hold_minutes,
+                       mturk_hosts=tuple(cfg.mturk_hosts))
         links = write_links(store, base)
         log.info("%d items, k=%d; links in %s.links.json", len(store.items()), store.k, store.path)
+        if cfg.platform:
+            log.info("  %s workers come in at %s/ext (at most %s of them)", PLATFORMS[cfg.platform][0], base,
+                     cfg.max_workers)
         log.info("  admin: %s", links["admin"])
         for name, url in links["annotators"].items():
             log.info("  %s: %s", name, url)

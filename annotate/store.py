@@ -5,18 +5,24 @@ transactions make each label durable once the request that gave it returns (sync
 killed server loses nothing that was acknowledged. One connection behind a lock: writes are serialised
 by SQLite anyway, and a save is a single-row upsert (benchmarks/annotate_load.py measures it).
 
-Tables: meta (the task file's path and sha256, k, the admin token), items (the tasks, in file order),
-annotators (token, revoked, platform ids), assignments (who has which item, in the order they took it;
-`finished` once submitted), labels (one row per annotator, item, kind and target; an upsert, so a label
-given twice is stored once). The page numbers each answer (`seq`, rising in the order the annotator gave
-them, kept across reloads): an answer older than the one stored for the same row (a retried request that
-arrived late) is acknowledged and ignored, so the last answer given wins whatever the order of arrival.
-A database written before `seq` existed gains the columns on open (nothing else changes). Label values keep the benchmark's polarities: kind `span` 1 = covered,
-kind `qa` 1 = NOT supported, kind `check` 1 = the QA was dropped as nonsensical.
+Tables: meta (the database's format, the task file's path and sha256, k, the platform, the admin token),
+items (the tasks, in file order), annotators (token, revoked, platform ids and the hash of the browser a
+platform worker is bound to), assignments (who has which item, in the order they took it; `finished` once
+submitted), labels (one row per annotator, item, kind and target; an upsert, so a label given twice is
+stored once), refused_entries (platform worker ids that another browser tried to use). The page numbers
+each answer (`seq`, rising in the order the annotator gave them, kept across reloads): an answer older than
+the one stored for the same row (a retried request that arrived late) is acknowledged and ignored, so the
+last answer given wins whatever the order of arrival. Label values keep the benchmark's polarities: kind
+`span` 1 = covered, kind `qa` 1 = NOT supported, kind `check` 1 = the QA was dropped as nonsensical.
+
+The file holds every credential (the admin token, each annotator's token), so it is created owner-only
+(0600) before SQLite opens it; SQLite gives its -wal and -shm files the database's mode. A database of
+another FORMAT is refused, naming both, and never migrated in place.
 """
 from __future__ import annotations
 
 import json
+import os
 import secrets
 import sqlite3
 import threading
@@ -26,12 +32,15 @@ from pathlib import Path
 
 from annotate.votes import describe_rows, missing_labels, row_name
 
+# the layout below; 1 is every database written before the format was recorded (no platform, no browser binding)
+FORMAT = 2
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS items (item_id TEXT PRIMARY KEY, position INTEGER NOT NULL UNIQUE, data TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS annotators (
     annotator_id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE, token TEXT NOT NULL UNIQUE,
-    revoked INTEGER NOT NULL DEFAULT 0, platform TEXT, worker_id TEXT, created REAL NOT NULL);
+    revoked INTEGER NOT NULL DEFAULT 0, platform TEXT, worker_id TEXT, created REAL NOT NULL,
+    browser TEXT);  -- a platform worker's: sha256 of the browser key their first visit was given
 CREATE TABLE IF NOT EXISTS assignments (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, item_id TEXT NOT NULL REFERENCES items,
     annotator_id INTEGER NOT NULL REFERENCES annotators, started REAL NOT NULL, finished REAL,
@@ -41,8 +50,14 @@ CREATE TABLE IF NOT EXISTS labels (
     target TEXT NOT NULL, value INTEGER NOT NULL CHECK (value IN (0, 1)), at REAL NOT NULL, seq INTEGER,
     PRIMARY KEY (item_id, annotator_id, kind, target),
     FOREIGN KEY (item_id, annotator_id) REFERENCES assignments (item_id, annotator_id));
+CREATE TABLE IF NOT EXISTS refused_entries (
+    platform TEXT NOT NULL, worker_id TEXT NOT NULL, attempts INTEGER NOT NULL, first REAL NOT NULL, last REAL NOT NULL,
+    PRIMARY KEY (platform, worker_id));
 """
 KINDS = ("check", "span", "qa")
+# the largest answer number the page can send exactly (JavaScript's Number.MAX_SAFE_INTEGER; the page numbers
+# answers by the microsecond); a larger one is refused (422) rather than overflowing SQLite's 64-bit integers
+MAX_SEQ = 2**53 - 1
 
 
 class Refused(Exception):
@@ -57,26 +72,53 @@ class TaskMismatch(ValueError):
     """The database was built from another task file."""
 
 
+class FormatMismatch(ValueError):
+    """The database was written in another format than this app's (FORMAT)."""
+
+
+def create_owner_only(path: Path) -> None:
+    """An empty file readable by its owner alone, unless one is there: SQLite then opens it as it is, and
+    creates the -wal and -shm files with its mode (no moment where another user could open them)."""
+    try:
+        os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+    except FileExistsError:
+        pass
+
+
 class Store:
     def __init__(self, path: str | Path):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        create_owner_only(self.path)
         self.lock = threading.RLock()
         self.db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
         self.db.row_factory = sqlite3.Row
+        try:
+            self._check_format()  # before anything is written to it
+        except FormatMismatch:
+            self.db.close()
+            raise
         self.db.execute("PRAGMA journal_mode=WAL")
         self.db.execute("PRAGMA synchronous=FULL")  # a label acknowledged is a label on disk
         self.db.execute("PRAGMA foreign_keys=ON")
         self.db.executescript(SCHEMA)
-        self._migrate()
         self._items: dict[str, dict] | None = None
 
-    def _migrate(self):
-        """Columns added since the first release, added to an older database in place (existing rows get NULL:
-        no order known, so any numbered answer replaces them)."""
-        for table, column in (("labels", "seq"), ("assignments", "note_seq")):
-            if column not in {r["name"] for r in self.db.execute(f"PRAGMA table_info({table})")}:
-                self.db.execute(f"ALTER TABLE {table} ADD COLUMN {column} INTEGER")
+    def _check_format(self) -> None:
+        """Refuse a campaign written in another format (a new or never-loaded database has none yet)."""
+        if not self.db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'meta'").fetchone():
+            return
+        meta = dict(self.db.execute("SELECT key, value FROM meta WHERE key IN ('format', 'task_sha256')").fetchall())
+        if "task_sha256" not in meta:
+            return
+        found = int(meta.get("format", 1))
+        if found != FORMAT:
+            made_by = "an older" if found < FORMAT else "a newer"
+            raise FormatMismatch(
+                f"{self.path}: an annotation database of format {found}, written by {made_by} version of the app; "
+                f"this one reads format {FORMAT} only, and nothing in the file was changed. Go on with that campaign "
+                f"(or export its labels: python -m annotate.export) using the app that wrote it, and start this "
+                f"version on a new db=")
 
     def close(self):
         with self.lock:
@@ -116,8 +158,8 @@ class Store:
             db.executemany("INSERT INTO items VALUES (?, ?, ?)",
                            [(it["item_id"], i, json.dumps(it, ensure_ascii=False)) for i, it in enumerate(items)])
             db.executemany("INSERT INTO meta VALUES (?, ?)",
-                           [("task_path", str(task_path)), ("task_sha256", task_sha), ("k", str(3 if k is None else k)),
-                            ("admin_token", secrets.token_urlsafe(16))])
+                           [("format", str(FORMAT)), ("task_path", str(task_path)), ("task_sha256", task_sha),
+                            ("k", str(3 if k is None else k)), ("admin_token", secrets.token_urlsafe(16))])
 
     def set_meta(self, key: str, value: str | None) -> None:
         with self.tx() as db:
@@ -151,14 +193,49 @@ class Store:
             return token
 
     def revoke(self, name: str) -> None:
+        """Their token stops working, and the items they hold unsubmitted go back to the pool (with the labels
+        given on them); what they submitted stays."""
         with self.tx() as db:
-            if not db.execute("UPDATE annotators SET revoked = 1 WHERE name = ?", (name,)).rowcount:
+            row = db.execute("SELECT annotator_id FROM annotators WHERE name = ?", (name,)).fetchone()
+            if row is None:
                 raise Refused(404, f"no annotator named {name!r}")
+            db.execute("UPDATE annotators SET revoked = 1 WHERE annotator_id = ?", (row["annotator_id"],))
+            self._release(db, db.execute("SELECT item_id, annotator_id FROM assignments WHERE annotator_id = ? "
+                                         "AND finished IS NULL", (row["annotator_id"],)).fetchall())
 
     def reinstate(self, name: str) -> None:
-        """A revoked annotator's token works again (their labels were kept)."""
+        """A revoked annotator named again gets a new token (the old link stays dead); their submitted items are
+        still theirs, so they never get one twice."""
         with self.tx() as db:
-            db.execute("UPDATE annotators SET revoked = 0 WHERE name = ? AND platform IS NULL", (name,))
+            db.execute("UPDATE annotators SET revoked = 0, token = ? WHERE name = ? AND revoked = 1 AND platform IS NULL",
+                       (secrets.token_urlsafe(12), name))
+
+    def enter_worker(self, platform: str, worker_id: str, browser: str, max_workers: int | None) -> str | None:
+        """A platform worker's token, for the browser their first visit was bound to (`browser`: the sha256 of
+        its key); a first visit binds it. None when the id is bound to another browser: the attempt is recorded
+        for the admin page and nothing of the worker's is given. Refused (403) once the campaign has accepted
+        max_workers platform workers (revoked ones count: revoking does not make room for a new id)."""
+        now = time.time()
+        with self.tx() as db:
+            row = db.execute("SELECT token, browser FROM annotators WHERE name = ?", (f"{platform}:{worker_id}",)).fetchone()
+            if row is not None:
+                if row["browser"] is not None and secrets.compare_digest(row["browser"], browser):
+                    return row["token"]
+                db.execute("INSERT INTO refused_entries VALUES (?, ?, 1, ?, ?) ON CONFLICT DO UPDATE SET "
+                           "attempts = attempts + 1, last = excluded.last", (platform, worker_id, now, now))
+                return None
+            taken = db.execute("SELECT COUNT(*) FROM annotators WHERE platform IS NOT NULL").fetchone()[0]
+            if max_workers is not None and taken >= max_workers:
+                raise Refused(403, "this campaign takes no more workers")
+            token = secrets.token_urlsafe(12)
+            db.execute("INSERT INTO annotators (name, token, platform, worker_id, created, browser) VALUES (?, ?, ?, ?, ?, ?)",
+                       (f"{platform}:{worker_id}", token, platform, worker_id, now, browser))
+            return token
+
+    def refused_entries(self) -> list[sqlite3.Row]:
+        """Platform worker ids another browser tried to use (platform, worker_id, attempts, first, last)."""
+        with self.lock:
+            return self.db.execute("SELECT * FROM refused_entries ORDER BY last DESC").fetchall()
 
     def annotator(self, token: str) -> sqlite3.Row:
         with self.lock:
@@ -174,10 +251,23 @@ class Store:
             return self.db.execute("SELECT * FROM annotators ORDER BY annotator_id").fetchall()
 
     # ------------------------------------------------------------------ assignment
-    def current(self, annotator_id: int) -> str | None:
+    @staticmethod
+    def _release(db, held) -> None:
+        """Give the (item_id, annotator_id) assignments back to the pool: unsubmitted, their labels go too."""
+        for table in ("labels", "assignments"):
+            db.executemany(f"DELETE FROM {table} WHERE item_id = ? AND annotator_id = ?",
+                           [(r["item_id"], r["annotator_id"]) for r in held])
+
+    def current(self, annotator_id: int, hold_s: float | None = None) -> str | None:
         """The item the annotator works on: an open assignment (resume), else the first item that still
-        needs annotators and that they have not had; None when there is none."""
+        needs annotators and that they have not had; None when there is none. hold_s: a platform worker's
+        item left unsubmitted that long goes back to the pool first (as an MTurk assignment expires)."""
         with self.tx() as db:
+            if hold_s is not None:
+                self._release(db, db.execute(
+                    "SELECT a.item_id, a.annotator_id FROM assignments a JOIN annotators n USING (annotator_id) "
+                    "WHERE a.finished IS NULL AND n.platform IS NOT NULL AND a.started < ?",
+                    (time.time() - hold_s,)).fetchall())
             row = db.execute("SELECT item_id FROM assignments WHERE annotator_id = ? AND finished IS NULL "
                              "ORDER BY seq LIMIT 1", (annotator_id,)).fetchone()
             if row:
@@ -242,7 +332,10 @@ class Store:
             cur = db.execute("INSERT INTO labels (item_id, annotator_id, kind, target, value, at, seq) "
                              "VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO UPDATE SET "
                              "value = excluded.value, at = excluded.at, seq = excluded.seq "
-                             "WHERE labels.seq IS NULL OR excluded.seq IS NULL OR excluded.seq > labels.seq",
+                             # the tie: no page sends two answers with one number, and the highest number
+                             # must not freeze a row
+                             "WHERE labels.seq IS NULL OR excluded.seq IS NULL OR excluded.seq > labels.seq "
+                             "OR (excluded.seq = labels.seq AND excluded.value != labels.value)",
                              (item_id, annotator_id, kind, str(target), value, time.time(), seq))
             if not cur.rowcount:
                 return False
@@ -259,8 +352,8 @@ class Store:
             if a["finished"] is not None and note != a["note"]:
                 raise Refused(409, "this item was already submitted: the note was not saved")
             return bool(db.execute("UPDATE assignments SET note = ?, note_seq = ? WHERE item_id = ? AND annotator_id = ? "
-                                   "AND (note_seq IS NULL OR ? IS NULL OR ? > note_seq)",
-                                   (note[:5000], seq, item_id, annotator_id, seq, seq)).rowcount)
+                                   "AND (note_seq IS NULL OR ? IS NULL OR ? > note_seq OR (? = note_seq AND ? != note))",
+                                   (note[:5000], seq, item_id, annotator_id, seq, seq, seq, note[:5000])).rowcount)
 
     def labels(self, annotator_id: int, item_id: str) -> dict:
         """{"check": {qa: v}, "span": {span: v}, "qa": {qa: v}, "note": str, "finished": bool}."""

@@ -118,4 +118,5 @@ def new_page(browser, dialogs: list, viewport: dict | None = None):
 
 
 def all_saved(page):
-    page.wait_for_function("document.getElementById('saved').textContent === 'all saved'", timeout=10_000)
+    # a predicate given as a function: a bare expression is eval-ed in the page, which the app's CSP forbids
+    page.wait_for_function("() => document.getElementById('saved').textContent === 'all saved'", timeout=10_000)

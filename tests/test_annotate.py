@@ -20,6 +20,7 @@ from annotate.tasks import TaskFileError, file_digest, load_tasks
 from annotate_helpers import ROOT, task_rows, write_tasks
 
 ITEM = "cliff:1:m"
+BASE = "http://testserver"  # TestClient's address: the app's public_url in these tests
 
 
 def open_store(tmp_path, k=3, tasks=None) -> Store:
@@ -102,7 +103,7 @@ def test_each_item_goes_to_k_annotators_never_twice_to_one(tmp_path):
 
 def test_refusals(tmp_path):
     store = open_store(tmp_path)
-    client = TestClient(make_app(store))
+    client = TestClient(make_app(store, BASE))
     ann, other = store.add_annotator("ann"), store.add_annotator("other")
     assert client.get("/healthz").json() == {"ok": True, "items": 2, "k": 3}
     assert client.get("/a/nope").status_code == 403
@@ -142,7 +143,7 @@ def test_a_database_from_another_task_file_is_refused_naming_both(tmp_path):
 
 def test_double_submits_are_stored_once_and_uncovered_spans_decide_their_qas(tmp_path):
     store = open_store(tmp_path, k=1)
-    client = TestClient(make_app(store))
+    client = TestClient(make_app(store, BASE))
     token = store.add_annotator("ann")
     client.get(f"/a/{token}")
     label_all(client, token, qa=0)
@@ -163,12 +164,18 @@ def test_double_submits_are_stored_once_and_uncovered_spans_decide_their_qas(tmp
 
 
 def test_platform_workers_come_in_through_the_url(tmp_path):
+    """The same worker in the same browser (its cookie) gets the same link; each platform only with its own
+    campaign (the takeover by a second client is in tests/test_annotate_security.py)."""
     store = open_store(tmp_path)
-    client = TestClient(make_app(store, completion_code="C0DE<x>"), follow_redirects=False)
-    r1 = client.get("/ext", params={"workerId": "W1", "assignmentId": "A1", "hitId": "H"})
-    r2 = client.get("/ext", params={"workerId": "W1", "assignmentId": "A1", "hitId": "H"})
+    # MTurk's cookie is Secure (it lives in MTurk's cross-site frame): the client speaks https
+    mturk = TestClient(make_app(store, "https://testserver", platform="mturk"), base_url="https://testserver",
+                       follow_redirects=False)
+    r1 = mturk.get("/ext", params={"workerId": "W1", "assignmentId": "A1", "hitId": "H"})
+    r2 = mturk.get("/ext", params={"workerId": "W1", "assignmentId": "A1", "hitId": "H"})
     assert r1.status_code == 303 and r1.headers["location"] == r2.headers["location"]  # one worker, one annotator
-    assert "Accept the HIT" in client.get("/ext", params={"assignmentId": "ASSIGNMENT_ID_NOT_AVAILABLE"}).text
+    assert "Accept the HIT" in mturk.get("/ext", params={"assignmentId": "ASSIGNMENT_ID_NOT_AVAILABLE"}).text
+    assert mturk.get("/ext", params={"PROLIFIC_PID": "P1"}).status_code == 400  # not this campaign's platform
+    client = TestClient(make_app(store, BASE, completion_code="C0DE<x>", platform="prolific"), follow_redirects=False)
     prolific = client.get("/ext", params={"PROLIFIC_PID": "P1", "STUDY_ID": "S"}).headers["location"]
     token = prolific.rsplit("/", 1)[1]
     assert [a["name"] for a in store.annotators()] == ["mturk:W1", "prolific:P1"]
@@ -183,7 +190,7 @@ def test_platform_workers_come_in_through_the_url(tmp_path):
 
 def test_admin_page_shows_progress_agreement_and_the_export(tmp_path):
     store = open_store(tmp_path, k=2)
-    client = TestClient(make_app(store))
+    client = TestClient(make_app(store, BASE))
     tokens = [store.add_annotator(n) for n in ("a<b>", "c")]
     for t, qa in zip(tokens, (0, 1)):
         client.get(f"/a/{t}")
@@ -222,7 +229,8 @@ def test_mturk_hit_submits_once_and_its_results_file_restores_the_labels(tmp_pat
     from annotate.import_platform import ResultsFileError, import_results
 
     store = open_store(tmp_path)
-    client = TestClient(make_app(store), follow_redirects=False)
+    client = TestClient(make_app(store, "https://testserver", platform="mturk"), base_url="https://testserver",
+                        follow_redirects=False)
     params = {"workerId": "W9", "assignmentId": "A1", "hitId": "H", "turkSubmitTo": "https://workersandbox.mturk.com"}
     link = client.get("/ext", params=params).headers["location"]
     assert "assignmentId=A1" in link and "turkSubmitTo=" in link
@@ -278,7 +286,7 @@ def test_each_annotator_against_the_others(tmp_path):
     from annotate.quality import agreement_with_others
 
     store = open_store(tmp_path, k=3)
-    client = TestClient(make_app(store))
+    client = TestClient(make_app(store, BASE))
     tokens = {n: store.add_annotator(n) for n in ("a", "b", "odd")}
     for name, qa in (("a", 0), ("b", 0), ("odd", 1)):
         client.get(f"/a/{tokens[name]}")
@@ -302,7 +310,7 @@ def test_gold_items_score_each_annotator(tmp_path):
     gold = read_gold(tmp_path / "gold.jsonl")
     assert gold == {ITEM: {"0": 0, "1": 1, "2": 1, "3": 0}}
     store = open_store(tmp_path, k=1)
-    client = TestClient(make_app(store, gold=gold))
+    client = TestClient(make_app(store, BASE, gold=gold))
     token = store.add_annotator("ann")
     client.get(f"/a/{token}")
     label_all(client, token, qa=0)  # all supported: right on QAs 0 and 3

@@ -51,7 +51,7 @@ def test_two_annotators_mouse_and_keyboard_export_what_they_clicked(tmp_path):
             alice.click('header .steps button[data-step="finish"]')
         alice.click("#submit")
         alice.wait_for_url(links["annotators"]["alice"])
-        alice.wait_for_function("document.querySelector('header b').textContent === 'Item 2 of 2'")
+        alice.wait_for_function("() => document.querySelector('header b').textContent === 'Item 2 of 2'")
 
         # bob, keyboard only: all spans covered; in step 2 back to step 1 and forward again, then a note
         bob = new_page(browser, dialogs)
@@ -72,7 +72,7 @@ def test_two_annotators_mouse_and_keyboard_export_what_they_clicked(tmp_path):
         keys.press("Escape")
         all_saved(bob)
         keys.press("Enter")
-        bob.wait_for_function("document.querySelector('header b').textContent === 'Item 2 of 2'")
+        bob.wait_for_function("() => document.querySelector('header b').textContent === 'Item 2 of 2'")
         assert bob.evaluate("window.__pwned") is None
     assert not dialogs, dialogs
 
@@ -143,7 +143,7 @@ def test_qa_check_and_the_suggestion_after_the_answer_on_a_reports_task(tmp_path
         assert sugg.evaluate("e => e.hidden") is False and sugg.text_content() == "model: P(supported) 0.90"
         all_saved(page)
         page.keyboard.press("Enter")
-        page.wait_for_function("document.getElementById('message') !== null")
+        page.wait_for_function("() => document.getElementById('message') !== null")
     assert not dialogs, dialogs
     [row] = export(db, tmp_path / "export.jsonl", "min_votes=1")
     assert row["source_id"] == "p1" and row["summary"] == [["Ann", "sold", "the", "house", "."]]
@@ -163,7 +163,7 @@ def test_a_step_2_greyed_by_step_1_is_passed_over(tmp_path):
         assert page.locator("#finish").is_visible()
         all_saved(page)
         page.keyboard.press("Enter")
-        page.wait_for_function("document.querySelector('header b').textContent === 'Item 2 of 2'")
+        page.wait_for_function("() => document.querySelector('header b').textContent === 'Item 2 of 2'")
     assert not dialogs, dialogs
     [row] = export(db, tmp_path / "export.jsonl", "min_votes=1")[:1]
     assert [q["annotations"] for q in row["qas"]] == [[1]] * 4 and [s["annotations"] for s in row["spans"]] == [[0]] * 4

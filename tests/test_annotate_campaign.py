@@ -1,6 +1,6 @@
 """A campaign over time, without a browser: its settings fixed at creation, a busy port that writes nothing,
-the usage line, a database written by the app before answers were numbered, answers that arrive twice,
-late or after the submit, and the notes on the admin page and beside the export."""
+the usage line, a database of an older format refused, answers that arrive twice, late or after the submit,
+and the notes on the admin page and beside the export."""
 from __future__ import annotations
 
 import json
@@ -17,10 +17,10 @@ from omegaconf import OmegaConf
 from annotate.app import make_app
 from annotate.export import export, notes_path
 from annotate.serve import CampaignChanged, open_store
-from annotate.store import Store
+from annotate.store import FormatMismatch
 from annotate.tasks import load_tasks
 from annotate_helpers import ROOT, free_port, serve, write_tasks
-from test_annotate import ITEM, label_all
+from test_annotate import BASE, ITEM, label_all
 from test_annotate import open_store as new_store
 
 pytestmark = pytest.mark.timeout(180)
@@ -53,7 +53,9 @@ def test_campaign_settings_are_fixed_at_creation_unless_reconfigured(tmp_path):
     gold.write_text(tasks.read_text())
     for over, named in [({"k": 3}, "k: the database has k=2, this start says k=3"),
                         ({"annotators": ["ann", "bea"]}, "annotators: bea not in the campaign (it has ann)"),
-                        ({"gold": str(gold)}, "gold: the database was created with no gold file")]:
+                        ({"gold": str(gold)}, "gold: the database was created with no gold file"),
+                        ({"platform": "mturk"},
+                         "platform: the database was created with platform=null, this start says platform=mturk")]:
         with pytest.raises(CampaignChanged, match="reconfigure=true") as e:
             start(tasks, db, **over)
         assert named in str(e.value)
@@ -83,48 +85,29 @@ def test_a_start_on_a_busy_port_writes_nothing(tmp_path):
     assert "no annotator yet: add one by name on the admin page" in proc.output and links["admin"] in proc.output
 
 
-def test_a_database_written_by_todays_app_opens_with_nothing_lost(fixtures, tmp_path):
-    """tests/fixtures/annotate_today.db was written by the app before answers were numbered (from
-    annotate_helpers.write_tasks' file): alice submitted item 1 with a note and began item 2, bob began
-    item 1, carl was revoked. Opened on a copy: every row is still there and answering goes on."""
+def test_a_database_of_the_older_format_is_refused_and_left_as_it_was(fixtures, tmp_path):
+    """tests/fixtures/annotate_today.db was written by the app before databases recorded their format (no
+    platform, no browser binding). A start on it is refused, naming both formats and what to do, before
+    anything is bound or written: the file is byte for byte as it was, and no links file appears."""
     db = tmp_path / "today.db"
     shutil.copy(fixtures / "annotate_today.db", db)
+    before = db.read_bytes()
     tasks = write_tasks(tmp_path / "tasks.jsonl")
-
-    def rows():
-        with sqlite3.connect(db) as con:
-            return {t: sorted(con.execute(f"SELECT {cols} FROM {t}").fetchall()) for t, cols in (
-                ("labels", "item_id, annotator_id, kind, target, value, at"),
-                ("assignments", "item_id, annotator_id, started, finished, note"),
-                ("annotators", "name, token, revoked"), ("meta", "key, value"), ("items", "item_id, position, data"))}
-
-    before = rows()
-    assert len(before["labels"]) == 10 and len(before["assignments"]) == 3
-    store = start(tasks, db)
-    assert store.k == 2
-    client = TestClient(make_app(store))
-    bob = next(a["token"] for a in store.annotators() if a["name"] == "bob")
-    assert client.get(f"/api/{bob}/item").json()["labels"]["span"] == {"0": 0, "1": 1}
-    # numbered answers on rows written without numbers: the new one wins, an older one is ignored
-    label = {"item_id": ITEM, "kind": "span", "target": 0}
-    assert client.post(f"/api/{bob}/label", json={**label, "value": 1, "seq": 50}).json()["applied"] is True
-    assert client.post(f"/api/{bob}/label", json={**label, "value": 0, "seq": 40}).json()["applied"] is False
-    store.close()
-    after = rows()
-    changed = [r for r in after["labels"] if r not in before["labels"]]
-    assert len(after["labels"]) == 10 and len(changed) == 1 and changed[0][:5] == (ITEM, 2, "span", "0", 1)
-    assert {t: v for t, v in after.items() if t != "labels"} == {t: v for t, v in before.items() if t != "labels"}
-    assert export(db, tmp_path / "e.jsonl", 1) == 1                 # alice's submitted item, as she answered it
-    [row] = [json.loads(line) for line in (tmp_path / "e.jsonl").read_text().splitlines()]
-    assert [s["annotations"] for s in row["spans"]] == [[1], [1], [0], [1]]
-    assert [q["annotations"] for q in row["qas"]] == [[0], [0], [1], [1]]
-    assert json.loads(notes_path(tmp_path / "e.jsonl").read_text()) == {"item_id": ITEM, "annotator": "alice",
-                                                                         "note": "alice's note <b>"}
+    with pytest.raises(FormatMismatch, match=r"format 1, written by an older version of the app; this one reads "
+                                             r"format 2 only, and nothing in the file was changed.*new db="):
+        start(tasks, db)
+    run = run_serve(f"tasks={tasks}", f"db={db}", f"port={free_port()}")
+    out = run.stdout + run.stderr
+    assert run.returncode == 1 and "format 1" in out and "format 2" in out and "Traceback" not in out
+    assert db.read_bytes() == before and not (tmp_path / "today.db.links.json").exists()
+    with sqlite3.connect(db) as con:  # still the older layout: nothing was added to it
+        assert "browser" not in {r[1] for r in con.execute("PRAGMA table_info(annotators)")}
+        assert con.execute("SELECT COUNT(*) FROM labels").fetchone()[0] == 10
 
 
 def test_answers_twice_late_or_after_the_submit(tmp_path):
     store = new_store(tmp_path, k=1)
-    client = TestClient(make_app(store))
+    client = TestClient(make_app(store, BASE))
     ann = store.add_annotator("ann")
     client.get(f"/a/{ann}")
     span0 = {"item_id": ITEM, "kind": "span", "target": 0}
@@ -154,7 +137,7 @@ def test_notes_reach_the_admin_page_and_a_file_beside_the_export(tmp_path):
     from metrics.agreement import agreement
 
     store = new_store(tmp_path, k=2)
-    client = TestClient(make_app(store))
+    client = TestClient(make_app(store, BASE))
     for name, note in (("ann", "<b>odd</b> span 2"), ("bo", "")):
         token = store.add_annotator(name)
         client.get(f"/a/{token}")

@@ -34,7 +34,7 @@ def test_a_server_outage_mid_item_loses_no_answer_and_submit_waits(tmp_path):
             proc.wait()
             for key in "yny":                              # step 1 rows 2-4 (row 3 not covered)
                 page.keyboard.press(key)
-            page.wait_for_function("document.getElementById('saved').classList.contains('err')", timeout=10_000)
+            page.wait_for_function("() => document.getElementById('saved').classList.contains('err')", timeout=10_000)
             assert pending(page) == 3 and "3 answers not saved yet" in page.locator("#saved").text_content()
             for key in "yn":                               # step 2: QA 1 supported, QA 4 not (QA 3 greyed)
                 page.keyboard.press(key)
@@ -47,7 +47,7 @@ def test_a_server_outage_mid_item_loses_no_answer_and_submit_waits(tmp_path):
             page.wait_for_timeout(1500)
             assert page.locator("header b").text_content() == "Item 1 of 2"   # still here, waiting
         with serve(tasks, db, port=port) as (base, links, _):   # back on the same port and database
-            page.wait_for_function("document.querySelector('header b') && "
+            page.wait_for_function("() => document.querySelector('header b') && "
                                    "document.querySelector('header b').textContent === 'Item 2 of 2'", timeout=20_000)
             assert page.evaluate("Object.keys(localStorage).length") == 0
     assert not dialogs, dialogs
@@ -68,7 +68,7 @@ def test_unsent_answers_survive_a_reload(tmp_path):
         page.route("**/api/*/label", lambda route: route.abort())  # the network drops every save
         for key in "yn":
             page.keyboard.press(key)
-        page.wait_for_function("document.getElementById('saved').dataset.pending === '2'")
+        page.wait_for_function("() => document.getElementById('saved').dataset.pending === '2'")
         page.reload()                                      # the page itself still loads
         # the two answers are back, drawn as given, and still counted as not saved
         assert "yes" in page.locator('#step1 li.row[data-target="0"]').get_attribute("class").split()
@@ -93,10 +93,10 @@ def test_a_refused_answer_is_shown_refused_on_its_own_row(tmp_path):
         for key in "yyyy" + "yyyy":
             fresh.keyboard.press(key)
         fresh.keyboard.press("Enter")
-        fresh.wait_for_function("document.querySelector('header b').textContent === 'Item 2 of 2'")
+        fresh.wait_for_function("() => document.querySelector('header b').textContent === 'Item 2 of 2'")
         stale.keyboard.press("n")                          # step 1 row 1, on the submitted item
         row = stale.locator('#step1 li.row[data-target="0"]')
-        stale.wait_for_function("document.querySelector('#step1 li.row[data-target=\"0\"]').classList.contains('refused')")
+        stale.wait_for_function("() => document.querySelector('#step1 li.row[data-target=\"0\"]').classList.contains('refused')")
         assert "refused" in row.locator(".v").text_content() and "step 1 row 1" in row.text_content()
         assert "refused" in stale.locator("#saved").text_content() and "all saved" not in stale.locator("#saved").text_content()
         assert "step 1 row 1" in stale.locator("#msg").text_content()
