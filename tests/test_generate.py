@@ -1,14 +1,20 @@
 """The generator interface (models/generate): the on-disk response cache, and the OpenAI-compatible client
 against a scripted endpoint on 127.0.0.1 that is down, slow, answers malformed JSON or fails once: retried
-within a bound, then a status per item while the others go on; bounded concurrency; the key sent, never shown."""
+within a bound, then a status per item while the others go on; bounded concurrency; the key sent, never shown.
+The OpenAI-compatible server (models/generate/server.py) over a stub model: its key, its caps, no /docs, and
+no start beyond loopback without a key."""
 from __future__ import annotations
 
 import json
+import os
 import socket
+import subprocess
+import sys
 import threading
 import time
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 import pytest
 
@@ -129,3 +135,77 @@ def test_an_endpoint_that_is_down_gives_statuses_not_a_hang(tmp_path):
         port = s.getsockname()[1]  # closed once the block ends: nothing listens there
     out = client(f"http://127.0.0.1:{port}", tmp_path, retries=1).generate(["a", "b"])
     assert [g.status for g in out] == ["error", "error"] and "cannot connect" in out[0].error
+
+
+class StubLM:
+    """Stands in for a LocalGenerator behind models/generate/server.py: echoes, counts what it was asked."""
+    name, chat = "local:stub", True
+
+    def __init__(self):
+        self.asked = []
+
+    def complete(self, prompt, settings):
+        self.asked.append(settings.max_new_tokens)
+        return "stub answer"
+
+
+@contextmanager
+def model_server(**limits):
+    """models.generate.server's app over a stub model, on a free port of 127.0.0.1 (Uvicorn in a thread)."""
+    import uvicorn
+
+    from models.generate.server import create_app
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    lm = StubLM()
+    server = uvicorn.Server(uvicorn.Config(create_app(lm, **limits), host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.05)
+    try:
+        yield f"http://127.0.0.1:{port}", lm
+    finally:
+        server.should_exit = True
+        thread.join(10)
+
+
+def test_the_model_server_wants_its_key_caps_requests_and_shows_no_docs():
+    import requests
+
+    with model_server(api_key="k-123", max_tokens=64, max_prompts=2) as (url, lm):
+        for path in ("/docs", "/redoc", "/openapi.json"):
+            assert requests.get(url + path, headers={"Authorization": "Bearer k-123"}).status_code == 404
+        ask = {"prompt": "hi", "max_tokens": 8}
+        for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "k-123"}):
+            r = requests.post(f"{url}/v1/completions", json=ask, headers=headers)
+            assert r.status_code == 401 and "stub answer" not in r.text
+        assert requests.get(f"{url}/v1/models").status_code == 401
+        key = {"Authorization": "Bearer k-123"}
+        r = requests.post(f"{url}/v1/completions", json=ask, headers=key)
+        assert r.status_code == 200 and r.json()["choices"][0]["text"] == "stub answer"
+        for body, said in (({"prompt": "hi", "max_tokens": 65}, "from 0 to 64"),
+                           ({"prompt": "hi", "max_tokens": 10**30}, "from 0 to 64"),
+                           ({"prompt": ["a", "b", "c"]}, "at most 2"),
+                           ({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 1000}, "from 0 to 64")):
+            path = "/v1/chat/completions" if "messages" in body else "/v1/completions"
+            r = requests.post(url + path, json=body, headers=key)
+            assert r.status_code == 400 and said in r.text, (body, r.text)
+        assert lm.asked == [8]  # nothing refused reached the model
+    with model_server(api_key=None, max_tokens=64, max_prompts=2) as (url, lm):  # loopback without a key
+        assert requests.post(f"{url}/v1/completions", json={"prompt": ["a", "b"]}).status_code == 200
+
+
+def test_the_model_server_refuses_to_listen_beyond_loopback_without_a_key():
+    """Refused before any model loads: exit 1 and the option to give, no traceback."""
+    root = Path(__file__).resolve().parents[1]
+    for host in ("0.0.0.0", "192.0.2.1", "example.org"):
+        run = subprocess.run([sys.executable, "-m", "models.generate.server", "--host", host, "--port", "1"], cwd=root,
+                             capture_output=True, text=True, timeout=120)
+        assert run.returncode == 1 and "--api-key-env" in run.stderr and "Traceback" not in run.stderr, run.stderr
+    run = subprocess.run([sys.executable, "-m", "models.generate.server", "--host", "0.0.0.0", "--api-key-env",
+                          "QASEM_TEST_UNSET_KEY"], cwd=root, capture_output=True, text=True, timeout=120,
+                         env={k: v for k, v in os.environ.items() if k != "QASEM_TEST_UNSET_KEY"})
+    assert run.returncode == 1 and "QASEM_TEST_UNSET_KEY" in run.stderr
