@@ -3,7 +3,9 @@
 Why SQLite: one annotation campaign is one file to copy or back up, no server to run, and its
 transactions make each label durable once the request that gave it returns (synchronous=FULL), so a
 killed server loses nothing that was acknowledged. One connection behind a lock: writes are serialised
-by SQLite anyway, and a save is a single-row upsert (benchmarks/annotate_load.py measures it).
+by SQLite anyway. A save is a single-row upsert, and the saves, submits and assignments that arrive
+while a commit waits for the disk share the next commit (group commit, `_grouped`): one fsync for many
+(benchmarks/annotate_load.py measures it).
 
 Tables: meta (the database's format, the task file's path and sha256, k, the platform, the admin token),
 items (the tasks, in file order), annotators (token, revoked, platform ids and the hash of the browser a
@@ -91,6 +93,7 @@ class Store:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         create_owner_only(self.path)
         self.lock = threading.RLock()
+        self._queue_lock, self._queue = threading.Lock(), []  # writes waiting for the next group commit
         self.db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None, timeout=30)
         self.db.row_factory = sqlite3.Row
         try:
@@ -137,6 +140,46 @@ class Store:
                 self.db.execute("ROLLBACK")
                 raise
             self.db.execute("COMMIT")
+
+    def _grouped(self, write):
+        """write(db)'s result, run in a write transaction shared with the writes that arrived meanwhile: while
+        one commit waits for the disk (synchronous=FULL), the next writes queue, and whoever takes the lock
+        next runs them all, each in its own savepoint (a refusal undoes its own changes only), and commits
+        them with one fsync (group commit). Each caller returns once the commit holding its write is on disk."""
+        op = {"write": write, "done": False}
+        with self._queue_lock:
+            self._queue.append(op)
+        with self.lock:
+            if not op["done"]:
+                with self._queue_lock:
+                    batch, self._queue = self._queue, []
+                self._commit(batch)
+        if "error" in op:
+            raise op["error"]
+        return op["result"]
+
+    def _commit(self, batch: list[dict]) -> None:
+        db = self.db
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            for op in batch:
+                db.execute("SAVEPOINT op")
+                try:
+                    op["result"] = op["write"](db)
+                except Exception as e:
+                    db.execute("ROLLBACK TO op")
+                    op["error"] = e
+                db.execute("RELEASE op")
+            db.execute("COMMIT")
+        except BaseException as e:  # the commit failed: none of the batch is stored, each caller is told
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            for op in batch:
+                op["error"] = e
+            raise
+        finally:
+            for op in batch:
+                op["done"] = True
 
     def meta(self, key: str, default=None):
         with self.lock:
@@ -262,7 +305,7 @@ class Store:
         """The item the annotator works on: an open assignment (resume), else the first item that still
         needs annotators and that they have not had; None when there is none. hold_s: a platform worker's
         item left unsubmitted that long goes back to the pool first (as an MTurk assignment expires)."""
-        with self.tx() as db:
+        def write(db):
             if hold_s is not None:
                 self._release(db, db.execute(
                     "SELECT a.item_id, a.annotator_id FROM assignments a JOIN annotators n USING (annotator_id) "
@@ -282,6 +325,7 @@ class Store:
             db.execute("INSERT INTO assignments (item_id, annotator_id, started) VALUES (?, ?, ?)",
                        (row["item_id"], annotator_id, time.time()))
             return row["item_id"]
+        return self._grouped(write)
 
     def progress(self, annotator_id: int) -> tuple[int, int]:
         """(items finished, items this annotator can have in all: finished + open + still available)."""
@@ -317,7 +361,7 @@ class Store:
         targets = {str(s["span_id"]) for s in item["spans"]} if kind == "span" else {str(q["qa_id"]) for q in item["qas"]}
         if str(target) not in targets:
             raise Refused(422, f"item {item_id!r} has no {kind} {target!r}")
-        with self.tx() as db:
+        def write(db):
             a = self._assignment(db, annotator_id, item_id)
             if a["finished"] is not None:
                 raise Refused(409, f"this item was already submitted: the answer to {row_name(item, kind, target)} "
@@ -345,15 +389,17 @@ class Store:
                                "AND (seq IS NULL OR ? IS NULL OR seq < ?)",
                                [(item_id, annotator_id, str(q), seq, seq) for q in qa_ids])
             return True
+        return self._grouped(write)
 
     def save_note(self, annotator_id: int, item_id: str, note: str, seq: int | None = None) -> bool:
-        with self.tx() as db:
+        def write(db):
             a = self._assignment(db, annotator_id, item_id)
             if a["finished"] is not None and note != a["note"]:
                 raise Refused(409, "this item was already submitted: the note was not saved")
             return bool(db.execute("UPDATE assignments SET note = ?, note_seq = ? WHERE item_id = ? AND annotator_id = ? "
                                    "AND (note_seq IS NULL OR ? IS NULL OR ? > note_seq OR (? = note_seq AND ? != note))",
                                    (note[:5000], seq, item_id, annotator_id, seq, seq, seq, note[:5000])).rowcount)
+        return self._grouped(write)
 
     def labels(self, annotator_id: int, item_id: str) -> dict:
         """{"check": {qa: v}, "span": {span: v}, "qa": {qa: v}, "note": str, "finished": bool}."""
@@ -372,7 +418,7 @@ class Store:
     def finish(self, annotator_id: int, item_id: str, platform_assignment: str | None = None) -> None:
         """Submit the item: every span and every QA needs an answer (a QA under an uncovered span, or
         dropped in the check, has one). Submitting twice is a no-op (a platform may post twice)."""
-        with self.tx() as db:
+        def write(db):
             a = self._assignment(db, annotator_id, item_id)
             if a["finished"] is not None:
                 return
@@ -391,6 +437,7 @@ class Store:
                 raise Refused(409, "not every question is answered yet: " + describe_rows(self.items()[item_id], missing))
             db.execute("UPDATE assignments SET finished = ?, platform_assignment = ? WHERE item_id = ? AND annotator_id = ?",
                        (time.time(), platform_assignment, item_id, annotator_id))
+        return self._grouped(write)
 
     # ------------------------------------------------------------------ reading everything back
     def finished_votes(self) -> dict[str, list[dict]]:

@@ -101,6 +101,34 @@ def test_each_item_goes_to_k_annotators_never_twice_to_one(tmp_path):
     store.close()
 
 
+def test_writes_at_once_share_commits_and_a_refusal_undoes_only_its_own(tmp_path):
+    """Store._grouped: forty threads saving at once, every other one refused (an item not theirs). Each save
+    answers for itself, whatever else shared its commit: the accepted ones stored once, the refused ones not."""
+    import threading
+
+    store = open_store(tmp_path, k=40)
+    ids = [store.annotator(store.add_annotator(f"a{i}"))["annotator_id"] for i in range(40)]
+    for a in ids[::2]:
+        assert store.current(a) == ITEM
+    outcomes = {}
+
+    def save(a):
+        try:
+            outcomes[a] = store.save_label(a, ITEM, "span", 0, 1, 5)
+        except Refused as e:
+            outcomes[a] = e.status
+
+    threads = [threading.Thread(target=save, args=(a,)) for a in ids]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert outcomes == {a: (True if n % 2 == 0 else 403) for n, a in enumerate(ids)}
+    with sqlite3.connect(store.path) as con:
+        assert sorted(a for (a,) in con.execute("SELECT annotator_id FROM labels")) == sorted(ids[::2])
+    store.close()
+
+
 def test_refusals(tmp_path):
     store = open_store(tmp_path)
     client = TestClient(make_app(store, BASE))
