@@ -8,7 +8,9 @@ Writes into the run dir:
   for the word-overlap baseline of the same run (baseline_word_overlap: the share of the summary's content
   words found in the document), and for every other response score (response_scores); fractions, not %;
 - predictions.jsonl: per record its group, target, every response score and the baseline;
-- reports.jsonl: the pipeline's report of each record (its QAs with P(supported)).
+- reports.jsonl: the pipeline's report of each record (its QAs with P(supported));
+and, for a minimal-edit benchmark (records with original_summary and edit_types), metrics.json's `analysis`:
+where the score fails (evaluation/external_analysis.py).
 The benchmark file is checked whole before any model loads."""
 from __future__ import annotations
 
@@ -97,6 +99,10 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
                "release": cfg.release, "entailment": str(cfg.entailment), "threshold": pipe.threshold,
                **tables(rows, predictions, str(cfg.benchmark.target), str(cfg.score)),
                "seconds": round(time.perf_counter() - start, 1)}
+    if all(k in (rows[0]["extra"] or {}) for k in ("original_summary", "edit_types")):
+        from evaluation.external_analysis import edit_analysis
+
+        metrics["analysis"] = edit_analysis(rows, reports, predictions, pipe.threshold, str(cfg.score))
     run_dir.mkdir(parents=True, exist_ok=True)
     for name, items in (("predictions.jsonl", predictions), ("reports.jsonl", reports)):
         with (run_dir / name).open("w", encoding="utf-8") as f:

@@ -22,7 +22,7 @@ def _write(path, rows):
 
 def _row(i, label=1, domain="news", summary="Police arrested a man in Dublin ."):
     return {"id": f"{domain}-{i}", "domain": domain, "doc": DOC, "summary": summary, "label": label,
-            "edit_types": []}
+            "edit_types": [] if label else ["entity_modification"], "original_summary": "Police arrested a man in Dublin ."}
 
 
 def test_the_reader_names_every_bad_line_at_once(tmp_path):
@@ -39,7 +39,7 @@ def test_the_reader_names_every_bad_line_at_once(tmp_path):
         read_external(scores, FIELDS, "score")
     rows = read_external(_write(tmp_path / "g.jsonl", [_row(0), _row(1, 0)]), FIELDS, "binary")
     assert [(r["id"], r["target"], r["group"], r["extra"]) for r in rows] == [
-        ("news-0", 1.0, "news", {"edit_types": []}), ("news-1", 0.0, "news", {"edit_types": []})]
+        ("news-0", 1.0, "news", {"edit_types": []}), ("news-1", 0.0, "news", {"edit_types": ["entity_modification"]})]
 
 
 def test_each_domain_is_scored_at_the_threshold_of_the_other_domains():
@@ -98,6 +98,11 @@ def test_the_entry_point_on_a_tiny_release_writes_the_metrics_shape(tmp_path, mo
     unscored = [p for p in preds if p["share"] is None]
     assert all(p["status"] != "ok" for p in unscored)
     assert metrics["unscored"] == len(unscored)
+    # the failure tables: the edited words of news-1 ("woman", "Cork") and whether a QA covers them
+    analysis = metrics["analysis"]
+    assert analysis["edit_types"]["entity_modification"]["n"] == 2
+    assert set(analysis["document_words"]) == {"0-300", "300-1000", "1000+"}
+    assert analysis["consistent_summaries"]["summaries"] == 3
 
     with pytest.raises(InputError, match="held-out split"):
         run(compose_cfg("eval_external", [f"paths.data_dir={data}", f"release={release}", "split=test"]),
@@ -125,3 +130,15 @@ def test_the_summedits_development_split_reads_whole(data_dir):
     rows = read_external(data_dir / "summedits" / "evaluation.jsonl", FIELDS, "binary")
     assert len(rows) == 986 and sum(r["target"] for r in rows) == 369
     assert len({r["group"] for r in rows}) == 8
+
+
+def test_the_changed_words_of_an_edit_are_found_against_the_original():
+    from evaluation.external_analysis import changed_positions, qa_rows
+
+    report = {"sentences": [{"index": 0, "tokens": "Police arrested a woman in Cork .".split(), "predicates": [
+        {"predicate_index": 1, "qas": [{"score": 0.9, "answer_span": [0, 1]}, {"score": 0.8, "answer_span": [4, 6]}]}]}]}
+    changed = changed_positions(report, "Police arrested a man in Dublin .")
+    assert changed == {(0, 3), (0, 5)}
+    # the predicate "arrested" holds no changed word; the answer "in Cork" does (and so, through its predicate, not
+    # the first QA)
+    assert qa_rows(report, changed) == [(0.9, False), (0.8, True)]
