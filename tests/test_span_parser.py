@@ -325,3 +325,14 @@ def test_parser_ensemble_rechooses_thresholds_on_dev_and_averages_grids(tiny_run
     assert res["ensemble_weights"][0] in cfg.weight_grid and sum(res["ensemble_weights"]) == pytest.approx(1.0)
     assert res["test"]["ensemble"]["overall"]["ua"]["f1"] == pytest.approx(res["test"]["model0"]["overall"]["ua"]["f1"],
                                                                           abs=0.02)
+
+
+def test_the_run_sets_its_own_thread_count(tmp_path, monkeypatch):
+    """`threads` (1 by default), not the machine's core count or the shell's OMP_NUM_THREADS: a sum split over
+    another number of threads gives other weights, so the same command must run the same number."""
+    calls = []
+    monkeypatch.setattr(torch, "set_num_threads", calls.append)
+    run_train(tmp_path / "one", "trainer.args.max_steps=2", "trainer.args.eval_steps=2")
+    run_train(tmp_path / "three", "trainer.args.max_steps=2", "trainer.args.eval_steps=2", "threads=3")
+    run_train(tmp_path / "own", "trainer.args.max_steps=2", "trainer.args.eval_steps=2", "threads=null")
+    assert calls == [1, 3]

@@ -12,6 +12,7 @@ config, qa_format.json), all_results.json, dev_metrics.json, dev_predictions.jso
 from __future__ import annotations
 
 import hydra
+import torch
 from omegaconf import DictConfig, OmegaConf
 from transformers import set_seed
 
@@ -62,6 +63,8 @@ def train(cfg: DictConfig) -> dict:
     fmt = check_config(cfg, family)
     run_dir = run_dir_of(cfg)
     with claim_run_dir(cfg, run_dir, "train.parser", VOLATILE_KEYS):
+        if cfg.threads:  # fixed, not the machine's core count: the same command gives the same weights
+            torch.set_num_threads(int(cfg.threads))
         set_seed(int(cfg.seed))
         data = load_train_dev(cfg)
         # Under ZeRO-3 the arguments must exist before the model is built (weights load sharded).
