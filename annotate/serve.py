@@ -37,6 +37,10 @@ class CampaignChanged(ValueError):
     """A later start asks for other campaign settings than the database was created with."""
 
 
+class BadOption(ValueError):
+    """An option no campaign can take (checked before anything is bound or written)."""
+
+
 def read_items(cfg: DictConfig) -> list[dict]:
     """The task file's items, in serving order (nothing written)."""
     parse = None
@@ -61,9 +65,9 @@ def named_annotators(store: Store) -> dict[str, bool]:
 def check_options(cfg: DictConfig) -> None:
     """The options no database is needed to judge (before anything is bound or written)."""
     if cfg.platform is not None and cfg.platform not in PLATFORMS:
-        raise CampaignChanged(f"platform={cfg.platform}: expected {' or '.join(PLATFORMS)}, or null (no crowd workers)")
+        raise BadOption(f"platform={cfg.platform}: expected {' or '.join(PLATFORMS)}, or null (no crowd workers)")
     if not str(cfg.public_url).startswith(("http://", "https://")):
-        raise CampaignChanged(f"public_url={cfg.public_url}: expected an http:// or https:// address")
+        raise BadOption(f"public_url={cfg.public_url}: expected an http:// or https:// address")
 
 
 def campaign_changes(store: Store, k, gold_sha: str | None, annotators: list[str], platform: str | None) -> list[str]:
@@ -175,7 +179,7 @@ def main(cfg: DictConfig) -> None:
         items = read_items(cfg)  # read only: a bad task file stops here
         gold = read_gold(cfg.gold) if cfg.gold else None
         sock = bind(cfg.host, int(cfg.port))
-    except (CampaignChanged, TaskFileError, FileNotFoundError, OSError) as e:  # names the file and line, or the port
+    except (BadOption, TaskFileError, FileNotFoundError, OSError) as e:  # names the file and line, or the port
         log.error("%s", getattr(e, "message", e))
         sys.exit(1)
     try:

@@ -17,6 +17,8 @@ import os
 import socket
 import sqlite3
 import stat
+import subprocess
+import sys
 import threading
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -192,6 +194,11 @@ def test_a_platform_other_than_the_databases_is_refused_unless_reconfigured(tmp_
             start(platform=platform)
     start(platform=None, reconfigure=True).close()
     start().close()  # now a campaign without crowd workers
+    run = subprocess.run([sys.executable, "-m", "annotate.serve", f"tasks={tasks}", f"db={tmp_path / 'new.db'}",
+                          "port=1", "platform=upwork"], cwd=ROOT, capture_output=True, text=True, timeout=120)
+    out = run.stdout + run.stderr
+    assert run.returncode == 1 and "platform=upwork: expected mturk or prolific" in out and "Traceback" not in out
+    assert not (tmp_path / "new.db").exists()
 
 
 # ---------------------------------------------------------------------------- credentials
