@@ -18,7 +18,8 @@ The pipeline is release/Snakefile. Before it runs: DIR is locked (a second relea
 naming the holder), the profile is checked against DIR's, and the stamps of stages whose files were
 edited or deleted are dropped so that those stages, and what depends on them, run again; so are those of stages
 built from other inputs or another command than this pipeline gives them (a folder of an older pipeline), each
-named with why (release/inputs.py)."""
+named with why (release/inputs.py). A profile whose training stage stops on the clock (max_train_minutes) is refused
+first, naming the stage (release/budgets.py)."""
 from __future__ import annotations
 
 import argparse
@@ -29,6 +30,7 @@ import sys
 from pathlib import Path
 
 from common.data_folder import data_dir
+from release.budgets import time_budgets
 from release.fresh import check_release_folder, parse_release_resume, start_afresh
 from release.layout import DATA_PARTS, PROFILE_MARKER
 from release.stamps import stale_stamps, stamp_path
@@ -96,6 +98,11 @@ def main(argv: list[str] | None = None) -> int:
         raise SystemExit(f"release refused: {e}") from None
     if not (PROFILES / f"{args.profile}.yaml").exists():
         raise SystemExit(f"unknown profile {args.profile!r}: one of {sorted(p.stem for p in PROFILES.glob('*.yaml'))}")
+    clock = time_budgets(PROFILES / f"{args.profile}.yaml", REPO / "conf")
+    if clock:  # before anything is read or written: a release's models must not depend on the machine's speed
+        raise SystemExit(f"release refused: profile {args.profile} stops training on the clock, so each build ships "
+                         "another model:\n  " + "\n  ".join(clock) + "\n  give these stages steps or epochs "
+                         "(trainer.args.max_steps, num_train_epochs); max_train_minutes is for one's own runs (release/budgets.py)")
     data = data_dir()
     check_data(data)
     release = args.release.resolve()
