@@ -11,17 +11,19 @@ SEED_ENSEMBLE_RUN = "runs/contradiction_seeds"
 SEED_ENSEMBLE = f"{SEED_ENSEMBLE_RUN}/contradiction"
 ENSEMBLE_STAGE = "contradiction_ensemble"
 # the folders of the data directory the stages read (their files' sha256 go in the manifest)
-DATA_PARTS = ("qasrl-bank-v2", "qasrl-gs", "qanom", "qanom-resources", "qasem-consistency", "chatprotect")
+DATA_PARTS = ("qasrl-bank-v2", "qasrl-gs", "qanom", "qanom-resources", "qasem-consistency", "chatprotect", "summedits")
 # what the pipeline writes in a release folder (what resume=never removes; release/fresh.py): the stages' folders,
 # their stamps and logs, the input digests and record, Snakemake's own records, the manifest and model card. The
 # profile marker (a release folder's sign) and the folder's lock stay.
 PROFILE_MARKER = ".profile"
 RELEASE_PARTS = ("data", "runs", "eval", "outputs", "stages", "logs", ".inputs", ".snakemake", "manifest.json",
                  "README.md")
-EVALUATIONS = ("parser", "entailment", "contradiction", "consistency_benchmark", "decomp_score", "copula")
+# external: SummEdits' evaluation split, a development split this repo never trains on (evaluation/external.py)
+EVALUATIONS = ("parser", "entailment", "contradiction", "consistency_benchmark", "decomp_score", "copula", "external")
 # the test evaluation -> the trained stage it scores (its other models come through that one's needs)
 EVALUATED = {"parser": "parser", "entailment": "entailment", "contradiction": "contradiction",
-             "consistency_benchmark": "entailment", "decomp_score": "entailment", "copula": "data"}
+             "consistency_benchmark": "entailment", "decomp_score": "entailment", "copula": "data",
+             "external": "entailment"}
 
 
 def stage_needs(encoder_stages, extra_seeds) -> dict[str, list[str]]:

@@ -84,6 +84,7 @@ def test_metrics(release: Path) -> dict:
     decomp = _read(ev / "decomp_score" / "metrics.json")
     copula = _read(ev / "copula" / "metrics.json")
     ours = bench.get("parser_qas") or bench["benchmark_qas"]
+    external = _read_optional(ev / "external" / "metrics.json")
     return {
         "parser": {s: {"ua_f1": parser[s]["ua"]["f1"], "la_f1": parser[s]["la"]["f1"], "predicates": parser[s]["ua"].get("n")}
                    for s in ("qasrl-gs", "qanom") if s in parser},
@@ -100,7 +101,17 @@ def test_metrics(release: Path) -> dict:
                          "sentences": decomp["sentences"]},
         "copula": {"precision": copula["predicates"]["precision"], "recall": copula["predicates"]["recall"],
                    "qas_recovered": copula["recovery"]["recall"]},
+        **({"external": {external["benchmark"]: external_figures(external)}} if external else {}),
     }
+
+
+def external_figures(m: dict) -> dict:
+    """An external benchmark's headline figures (evaluation/external.py): its split, the mean and per-domain
+    BAcc / AUC of the response score, and the word-overlap baseline's means."""
+    base = m["baseline_word_overlap"]
+    return {"split": m["split"], "score": m["score"], "mean_bacc": m["mean_bacc"], "mean_auc": m["mean_auc"],
+            "domains": {d: {"bacc": r["bacc"], "auc": r["auc"]} for d, r in m["domains"].items()},
+            "word_overlap": {"mean_bacc": base["mean_bacc"], "mean_auc": base["mean_auc"]}}
 
 
 def data_files(data_dir: Path) -> dict:
@@ -141,7 +152,9 @@ def build_manifest(release: Path, profile: str, data_dir: Path, repo: Path) -> d
                                "consistency_benchmark": "eval/consistency_benchmark (response-level correlation with the "
                                                         "human score, our detector + parser's QAs)",
                                "decomp_score": "eval/decomp_score (QA-SRL GS test sentences)",
-                               "copula": "eval/copula (FActScore test copula QAs)"}}
+                               "copula": "eval/copula (FActScore test copula QAs)",
+                               "external": "eval/external (SummEdits evaluation split, a development split: mean BAcc "
+                                           "over its 8 domains, each at the other domains' threshold)"}}
 
 
 def model_card(m: dict) -> str:
