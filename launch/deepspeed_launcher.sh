@@ -7,8 +7,12 @@
 #   NUM_GPUS=2 bash launch/deepspeed_launcher.sh +experiment=tiny deepspeed=zero2       # no GPU: 2 CPU ranks
 # --no_local_rank: the launcher would otherwise append --local_rank=N, which Hydra rejects (each rank
 # reads LOCAL_RANK from the environment instead). The run directory is chosen here, once, for all ranks.
+# It runs the project's .venv (VENV=DIR: another environment; on several nodes, the same path on each).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# The project's environment (bash scripts/setup.sh makes it): its torchrun and its Python, whatever is on PATH.
+VENV="${VENV:-$ROOT/.venv}"
+[[ -x "$VENV/bin/python" ]] || { echo "no Python environment at $VENV: run bash scripts/setup.sh first (or set VENV=DIR)" >&2; exit 1; }
 
 RUN_DIR="$(realpath -m "${RUN_DIR:-$ROOT/outputs/parser/$(date +%Y-%m-%d_%H-%M-%S)}")"
 mkdir -p "$RUN_DIR"
@@ -18,5 +22,5 @@ launcher_args=(--master_port "${MASTER_PORT:-29500}")
 echo "run dir: $RUN_DIR"
 
 cd "$ROOT"
-exec deepspeed "${launcher_args[@]}" --no_local_rank --module "${MODULE:-train.parser}" "$@" \
+exec "$VENV/bin/deepspeed" "${launcher_args[@]}" --no_local_rank --module "${MODULE:-train.parser}" "$@" \
   "hydra.run.dir=$RUN_DIR"

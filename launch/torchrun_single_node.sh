@@ -6,9 +6,13 @@
 # Arguments are Hydra overrides for train.parser (MODULE=train.entailment picks another entry point).
 # The run directory is chosen here, once, and passed to every rank as hydra.run.dir: ranks that
 # resolve ${now:} themselves can start a second or two apart and split the run over two folders.
-# Starting the same command with the same RUN_DIR again resumes from its last checkpoint.
+# Starting the same command with the same RUN_DIR again resumes from its last checkpoint. It runs the
+# project's .venv (VENV=DIR: another environment), never a torchrun that happens to be on PATH.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# The project's environment (bash scripts/setup.sh makes it): its torchrun and its Python, whatever is on PATH.
+VENV="${VENV:-$ROOT/.venv}"
+[[ -x "$VENV/bin/python" ]] || { echo "no Python environment at $VENV: run bash scripts/setup.sh first (or set VENV=DIR)" >&2; exit 1; }
 
 if [[ -z "${NPROC_PER_NODE:-}" ]]; then
   NPROC_PER_NODE=$( (nvidia-smi -L 2>/dev/null || true) | grep -c '^GPU' || true)
@@ -19,5 +23,5 @@ mkdir -p "$RUN_DIR"
 echo "run dir: $RUN_DIR  ($NPROC_PER_NODE processes)"
 
 cd "$ROOT"  # the configs' relative paths (data/processed, outputs) are relative to the repo
-exec torchrun --standalone --nproc_per_node "$NPROC_PER_NODE" -m "${MODULE:-train.parser}" "$@" \
+exec "$VENV/bin/torchrun" --standalone --nproc_per_node "$NPROC_PER_NODE" -m "${MODULE:-train.parser}" "$@" \
   "hydra.run.dir=$RUN_DIR"

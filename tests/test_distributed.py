@@ -84,6 +84,7 @@ def _env(tmp: Path, run_dir: Path) -> dict:
                QASEM_AUDIT_DIR=str(run_dir), QASEM_AUDIT_LOG=str(tmp / "writes"),
                CUDA_VISIBLE_DEVICES="", DS_ACCELERATOR="cpu", WANDB_MODE="offline", WANDB_SILENT="true",
                HF_HUB_OFFLINE="1", TOKENIZERS_PARALLELISM="false",
+               VENV=str(BIN.parent),  # the launchers run this test's own environment
                OMP_NUM_THREADS="1")  # as torchrun sets per rank; 2 threads on 2 busy cores run ~10-90x slower
     return env
 
@@ -296,10 +297,19 @@ def _stub_bin(tmp: Path, names: list[str]) -> Path:
     return d
 
 
-def _fake_repo(tmp: Path) -> Path:
-    """A copy of launch/ in a temporary repo root, so default run dirs land under tmp, not outputs/."""
+def _fake_repo(tmp: Path, venv: bool = True) -> Path:
+    """A copy of launch/ in a temporary repo root, so default run dirs land under tmp, not outputs/; with `venv`,
+    its .venv holds python, torchrun and deepspeed that record their argv as "venv:NAME" (the PATH's stubs do not)."""
     repo = tmp / "repo"
     shutil.copytree(LAUNCH, repo / "launch")
+    if venv:
+        bin_dir = repo / ".venv" / "bin"
+        bin_dir.mkdir(parents=True)
+        for name in ("python", "torchrun", "deepspeed"):
+            p = bin_dir / name
+            p.write_text(f'#!{sys.executable}\nimport json, os, sys\n'
+                         f'open(os.environ["STUB_LOG"], "a").write(json.dumps(["venv:{name}"] + sys.argv[1:]) + "\\n")\n')
+            p.chmod(0o755)
     return repo
 
 
@@ -308,7 +318,7 @@ def _stub_run(tmp: Path, script: str, args: list[str], env_extra: dict, cwd: Pat
     stubs = _stub_bin(tmp, ["torchrun", "deepspeed", "srun"])
     log = tmp / "stub.log"
     log.unlink(missing_ok=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "RUN_DIR", "NPROC", "NUM_GPUS"))}
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "RUN_DIR", "NPROC", "NUM_GPUS", "VENV"))}
     env.update(PATH=f"{stubs}{os.pathsep}/usr/bin{os.pathsep}/bin", STUB_LOG=str(log), **env_extra)
     subprocess.run(["bash", str(repo / "launch" / script), *args], cwd=repo, env=env, check=True,
                    capture_output=True, text=True)
@@ -339,7 +349,8 @@ def test_torchrun_script_one_run_dir(tmp_path):
     calls = _stub_run(tmp_path, "torchrun_single_node.sh", ["+experiment=tiny"], {"NPROC_PER_NODE": "2"}, repo)
     assert len(calls) == 1
     argv = calls[0]
-    assert argv[:5] == ["torchrun", "--standalone", "--nproc_per_node", "2", "-m"] and argv[5] == "train.parser"
+    # the project's .venv runs it, not the torchrun on PATH
+    assert argv[:5] == ["venv:torchrun", "--standalone", "--nproc_per_node", "2", "-m"] and argv[5] == "train.parser"
     dirs = _run_dirs(argv)
     assert len(dirs) == 1 and TIMESTAMPED.search(dirs[0]) and Path(dirs[0]).is_absolute()
     assert Path(dirs[0]).is_dir() and str(repo) in dirs[0]
@@ -353,7 +364,7 @@ def test_deepspeed_script_no_local_rank(tmp_path):
     repo = _fake_repo(tmp_path)
     calls = _stub_run(tmp_path, "deepspeed_launcher.sh", ["+experiment=t5xl"], {"NUM_GPUS": "8"}, repo)
     argv = calls[0]
-    assert argv[0] == "deepspeed" and "--no_local_rank" in argv
+    assert argv[0] == "venv:deepspeed" and "--no_local_rank" in argv
     i = argv.index("--module")
     assert argv[i + 1] == "train.parser" and argv.index("--no_local_rank") < i
     assert argv[argv.index("--num_gpus") + 1] == "8"
@@ -366,8 +377,9 @@ def test_slurm_script_rendezvous_and_requeue(tmp_path):
     env = {"SLURM_JOB_ID": "4242", "SLURM_NNODES": "2", "SLURM_JOB_NODELIST": "gpu-node-[07-08]",
            "SLURM_SUBMIT_DIR": str(repo), "SLURM_GPUS_ON_NODE": "8"}
     argv = _stub_run(tmp_path, "slurm_multinode.sbatch", ["+experiment=t5xl"], env, repo)[0]
-    assert argv[0] == "srun" and "torchrun" in argv
-    t = argv[argv.index("torchrun"):]
+    venv_torchrun = str(repo / ".venv" / "bin" / "torchrun")
+    assert argv[0] == "srun" and venv_torchrun in argv and "torchrun" not in argv
+    t = argv[argv.index(venv_torchrun):]
     flag = lambda name: t[t.index(name) + 1]
     assert flag("--nnodes") == "2" and flag("--nproc_per_node") == "8"
     assert flag("--rdzv_backend") == "c10d" and flag("--rdzv_endpoint") == "gpu-node-07:29500"
@@ -377,6 +389,19 @@ def test_slurm_script_rendezvous_and_requeue(tmp_path):
     # a requeued job (same id, later) lands in the same run dir, so it resumes
     again = _stub_run(tmp_path, "slurm_multinode.sbatch", ["+experiment=t5xl"], env, repo)[0]
     assert _run_dirs(again) == dirs
+
+
+@pytest.mark.parametrize("script", ["torchrun_single_node.sh", "deepspeed_launcher.sh", "slurm_multinode.sbatch"])
+def test_a_launcher_without_the_venv_says_how_to_make_it(tmp_path, script):
+    repo = _fake_repo(tmp_path, venv=False)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLURM_", "RUN_DIR", "VENV"))}
+    env.update(SLURM_JOB_ID="1", SLURM_NNODES="1", SLURM_JOB_NODELIST="n1", SLURM_SUBMIT_DIR=str(repo),
+               PATH=f"{_stub_bin(tmp_path, ['torchrun', 'deepspeed', 'srun'])}{os.pathsep}/usr/bin{os.pathsep}/bin",
+               STUB_LOG=str(tmp_path / "stub.log"))
+    out = subprocess.run(["bash", str(repo / "launch" / script), "+experiment=tiny"], cwd=repo, env=env,
+                         capture_output=True, text=True)
+    assert out.returncode != 0 and not (tmp_path / "stub.log").exists()  # nothing started
+    assert f"no Python environment at {repo / '.venv'}: run bash scripts/setup.sh first" in out.stderr
 
 
 ACCELERATE_DS_KEYS_OWNED_BY_TRAINER = {  # accelerate raises when these come from both places

@@ -4,7 +4,7 @@ the QA-SRL metrics on dev, best checkpoint kept by dev UA F1.
     python -m train.parser                       # the README's main job: the span parser, ~6 min on one core
     python -m train.parser +experiment=seq2seq_quick   # its seq2seq counterpart (same data and minutes)
     python -m train.parser +experiment=cpu_offline
-    torchrun --nproc_per_node 8 -m train.parser +experiment=t5xl hydra.run.dir=RUN_DIR
+    RUN_DIR=RUN_DIR bash launch/torchrun_single_node.sh +experiment=t5xl   # every GPU of a node (launch/README.md)
 
 Writes into the run directory: checkpoints/ (resumable), best/ (model, tokenizer, generation
 config, qa_format.json), all_results.json, dev_metrics.json, dev_predictions.jsonl.
