@@ -19,7 +19,7 @@ pytestmark = pytest.mark.slow  # about 3 minutes on 2 cores: every stage is a pr
 
 PROFILE_STAGES = {"data", "parser", "detector", "entailment", "encoder_fold0", "encoder_fold1", "contradiction",
                   "eval_parser", "eval_entailment", "eval_contradiction", "eval_consistency_benchmark",
-                  "eval_decomp_score", "eval_copula", "encoder_fold0_seed14", "encoder_fold1_seed14", "contradiction_seed14",
+                  "eval_decomp_score", "eval_copula", "eval_external", "encoder_fold0_seed14", "encoder_fold1_seed14", "contradiction_seed14",
                   "eval_contradiction_seed14", "contradiction_ensemble", "contradiction_seeds",
                   "eval_contradiction_ensemble"}
 
@@ -58,6 +58,9 @@ def test_the_manifest_holds_the_contract(release):
     assert all(0 <= v <= 1 for v in figures), figures
     assert set(x["entailment"]) >= {"cliff", "factscore", "verifiability"}
     assert set(x["consistency_benchmark"]) >= {"pearson", "spearman"}
+    summedits = x["external"]["summedits"]  # the development split outside the benchmark (16 records at tiny)
+    assert summedits["split"] == "evaluation" and 0 <= summedits["mean_bacc"] <= 1
+    assert 0 <= summedits["word_overlap"]["mean_bacc"] <= 1
     for name, model in m["models"].items():
         assert model["files"] and all((release / f).is_file() for f in model["files"]), name
     assert "qasem-consistency/test.jsonl" in m["data_sha256"] and (release / "README.md").read_text().startswith("---")

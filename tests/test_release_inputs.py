@@ -23,7 +23,7 @@ pytestmark = pytest.mark.slow  # five Snakemake dry runs, each parsing the repo'
 
 # the scoring pipeline, reached only through models/consistency/__init__.py's lazy exports
 SUB_PACKAGE_MODULE = "models/consistency/pipeline.py"
-IMPORTING_STAGES = {"eval_consistency_benchmark", "eval_copula", "eval_decomp_score"}
+IMPORTING_STAGES = {"eval_consistency_benchmark", "eval_copula", "eval_decomp_score", "eval_external"}
 # the language-model generators of evaluation.self_contradiction, which is no release stage
 UNIMPORTED_MODULE = "models/generate/openai_endpoint.py"
 
