@@ -112,7 +112,8 @@ def build_pipeline(cfg: DictConfig):
                                                threshold=threshold, copulas=bool(cfg.copulas),
                                                precision=str(cfg.precision),
                                                reference_scope=str(cfg.reference_scope),
-                                               reference_cache=cfg.reference_cache)
+                                               reference_cache=cfg.reference_cache,
+                                               response_score=str(cfg.response_score))
 
 
 def run(cfg: DictConfig, run_dir: Path) -> dict:
@@ -157,9 +158,9 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
     # what this run did, apart from the reports: summary.json stays the same bytes for the same reports
     (run_dir / "run.json").write_text(json.dumps({**stats, "seconds": round(time.perf_counter() - start, 3)}, indent=1))
     for r in reports:
-        score_text = "n/a" if r["score"] is None else f"{100 * r['score']:.1f}%"
-        log.info("%s: %s supported (%d QAs, %d unsupported) [%s]", r["id"], score_text, r["n_qas"],
-                 len(r["unsupported"]), r["status"])
+        score_text = "n/a" if r["score"] is None else f"{r['score']:.3f} ({cfg.response_score})"
+        log.info("%s: score %s, %d of %d QAs supported [%s]", r["id"], score_text, r["n_supported"], r["n_qas"],
+                 r["status"])
         for m in r["messages"]:
             log.info("  %s", m)
     log.info("wrote %s", run_dir)

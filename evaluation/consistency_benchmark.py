@@ -131,7 +131,8 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
                                                threshold=float(cfg.threshold), copulas=bool(cfg.copulas),
                                                precision=str(cfg.precision),
                                                reference_scope=str(cfg.reference_scope),
-                                               reference_cache=cfg.reference_cache)
+                                               reference_cache=cfg.reference_cache,
+                                               response_score=str(cfg.response_score))
     gold_pairs = [{"id": r["id"], "reference": r["reference"], "generated": r["sentences"], "qas": r["qas"]}
                   for r in responses]
     gold_reports = pipe.run(gold_pairs)

@@ -73,8 +73,8 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
     from models.release import apply_release
 
     start = time.perf_counter()
-    if cfg.score not in RESPONSE_SCORES:
-        raise InputError(f"score={cfg.score}: give one of {RESPONSE_SCORES}")
+    if cfg.response_score not in RESPONSE_SCORES:
+        raise InputError(f"response_score={cfg.response_score}: give one of {RESPONSE_SCORES}")
     rows = read_benchmark(cfg)  # every line checked before any model loads
     apply_release(cfg, ("parser", "detector", "entailment"))
     if not cfg.entailment:
@@ -97,12 +97,12 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
                             "word_overlap": word_overlap(r["document"], r["summary"]), **r["extra"]})
     metrics = {"benchmark": cfg.benchmark.name, "split": cfg.split, "records": len(rows),
                "release": cfg.release, "entailment": str(cfg.entailment), "threshold": pipe.threshold,
-               **tables(rows, predictions, str(cfg.benchmark.target), str(cfg.score)),
+               **tables(rows, predictions, str(cfg.benchmark.target), str(cfg.response_score)),
                "seconds": round(time.perf_counter() - start, 1)}
     if all(k in (rows[0]["extra"] or {}) for k in ("original_summary", "edit_types")):
         from evaluation.external_analysis import edit_analysis
 
-        metrics["analysis"] = edit_analysis(rows, reports, predictions, pipe.threshold, str(cfg.score))
+        metrics["analysis"] = edit_analysis(rows, reports, predictions, pipe.threshold, str(cfg.response_score))
     run_dir.mkdir(parents=True, exist_ok=True)
     for name, items in (("predictions.jsonl", predictions), ("reports.jsonl", reports)):
         with (run_dir / name).open("w", encoding="utf-8") as f:

@@ -96,6 +96,6 @@ def pair_problems(pair) -> list[str]:
 
 def invalid_report(pair_id: str, problems: list[str], threshold) -> dict:
     """The report of a pair that could not be checked: every field a report has, no score."""
-    return {"id": pair_id, "score": None, "n_qas": 0, "n_supported": 0, "status": "invalid_input",
+    return {"id": pair_id, "score": None, "share": None, "n_qas": 0, "n_supported": 0, "status": "invalid_input",
             "messages": [f"invalid input: {p}" for p in problems], "reference_words": 0, "reference_chunks": 0,
             "threshold": threshold, "sentences": [], "unsupported": []}

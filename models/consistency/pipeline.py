@@ -27,6 +27,7 @@ from models.text import as_sentences, as_tokens, script_warnings
 from models.fast_path import resolve_precision, use_precision, use_reference_cache, use_reference_scope
 from models.memory import release_free_memory
 from models.consistency.copula import Lexicon, copular_records
+from models.consistency.response_score import RESPONSE_SCORES, response_scores
 from models.parser import load_parser
 from models.predicates import PredicateDetector
 
@@ -43,11 +44,16 @@ class _Slot:
 
 class ConsistencyPipeline:
     def __init__(self, scorer, parser=None, detector=None, threshold: float = 0.5, copulas: bool = True,
-                 lexicon=None):
+                 lexicon=None, response_score: str = "share"):
         """copulas: add the copular facts of every sentence the pipeline parses (models/consistency/copula.py:
         "Who is an actor? Andrew Shue"), from the verb-form table `lexicon` (default: the
-        detector's); False leaves them out."""
+        detector's); False leaves them out. response_score: what a report's `score` is, one of
+        models/consistency/response_score.py's RESPONSE_SCORES (`share`, the share of supported QAs, is in every
+        report as its own field too)."""
+        if response_score not in RESPONSE_SCORES:
+            raise ValueError(f"response_score={response_score!r}: give one of {RESPONSE_SCORES}")
         self.scorer, self.parser, self.detector, self.threshold = scorer, parser, detector, float(threshold)
+        self.response_score = response_score
         if copulas and lexicon is None and getattr(detector, "verb_forms", None) is not None:
             lexicon = Lexicon.from_lemmas(detector.verb_forms.verbal)
         self.copulas = lexicon if copulas else None
@@ -56,7 +62,7 @@ class ConsistencyPipeline:
     def from_pretrained(cls, classifier: str, parser: str | None = None, detector: str | None = None,
                         device: str | None = None, batch_size: int = 32, threshold: float | str = 0.5,
                         copulas: bool = True, lexicon=None, precision: str = "fp32",
-                        reference_scope: str = "all", reference_cache: str | None = None):
+                        reference_scope: str = "all", reference_cache: str | None = None, response_score: str = "share"):
         """Load the published checkpoints by folder or Hub id. threshold: a number, or "dev" for
         the threshold the classifier's cross-validation chose (saved with it). precision: fp32 (the
         exact path), bf16 / int8 for the detectors, parsers and embedders, or auto (bf16 where it is
@@ -78,7 +84,7 @@ class ConsistencyPipeline:
             qa_parser = load_parser(parser, batch_size=batch_size, device=device)
         if detector:
             det = PredicateDetector.from_pretrained(detector, device=device, batch_size=batch_size)
-        pipe = cls(scorer, qa_parser, det, float(threshold), copulas=copulas, lexicon=lexicon)
+        pipe = cls(scorer, qa_parser, det, float(threshold), copulas=copulas, lexicon=lexicon, response_score=response_score)
         if resolve_precision(precision) != "fp32":
             use_precision(pipe, precision)
         use_reference_scope(pipe, reference_scope)
@@ -178,7 +184,7 @@ class ConsistencyPipeline:
     def _start_report(self, i: int, pair: dict) -> dict:
         reference = as_tokens(pair.get("reference"))
         sentences = as_sentences(pair.get("generated"))
-        rep = {"id": str(pair.get("id", f"pair-{i}")), "score": None, "n_qas": 0, "n_supported": 0,
+        rep = {"id": str(pair.get("id", f"pair-{i}")), "score": None, "share": None, "n_qas": 0, "n_supported": 0,
                "status": "ok", "messages": [], "reference_words": len(reference), "reference_chunks": 0,
                "threshold": self.threshold, "sentences": [], "unsupported": [], "_reference": reference}
         for j, toks in enumerate(sentences):
@@ -328,4 +334,5 @@ class ConsistencyPipeline:
                                            "answer": qa["answer"], "answer_span": qa["answer_span"],
                                            "score": qa["score"]})
         rep["n_supported"] = sum(qa["supported"] for _, _, qa in qas)
-        rep["score"] = rep["n_supported"] / rep["n_qas"]
+        rep["share"] = rep["n_supported"] / rep["n_qas"]
+        rep["score"] = response_scores(rep, self.threshold)[self.response_score]
