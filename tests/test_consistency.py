@@ -297,3 +297,17 @@ def test_decomp_score_counts_supported_qas_per_sentence():
     m = decomp_metrics([{"n_qas": 4, "n_supported": 3}, {"n_qas": 0, "n_supported": 0}])
     assert m == {"sentences": 2, "qas": 4, "decomp_score": 1.5, "qas_per_sentence": 2.0,
                  "unsupported_share": 0.25, "sentences_without_qas": 1}
+
+
+def test_the_response_score_is_a_choice_and_the_share_stays_beside_it():
+    from models.consistency.response_score import response_scores
+
+    pipe, _ = pipeline(response_score="min_p")
+    (rep,) = pipe.run([{"id": "p", "reference": REFERENCE, "generated": GENERATED}])
+    qas = [q["score"] for s in rep["sentences"] for p in s["predicates"] for q in p["qas"] if q["score"] is not None]
+    assert rep["share"] == 0.5 and rep["score"] == min(qas) == 0.25
+    assert response_scores(rep, 0.5)["share"] == rep["share"] and response_scores(rep, 0.5)["mean_p"] == sum(qas) / 2
+    (empty,) = pipe.run([{"id": "e", "reference": REFERENCE, "generated": "Blue skies ."}])
+    assert empty["score"] is None and empty["share"] is None
+    with pytest.raises(ValueError, match="response_score='median'"):
+        pipeline(response_score="median")
