@@ -113,7 +113,8 @@ def build_pipeline(cfg: DictConfig):
                                                precision=str(cfg.precision),
                                                reference_scope=str(cfg.reference_scope),
                                                reference_cache=cfg.reference_cache,
-                                               response_score=str(cfg.response_score))
+                                               response_score=str(cfg.response_score),
+                                               share_weight=float(cfg.share_weight))
 
 
 def run(cfg: DictConfig, run_dir: Path) -> dict:

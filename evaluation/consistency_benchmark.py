@@ -132,7 +132,8 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
                                                precision=str(cfg.precision),
                                                reference_scope=str(cfg.reference_scope),
                                                reference_cache=cfg.reference_cache,
-                                               response_score=str(cfg.response_score))
+                                               response_score=str(cfg.response_score),
+                                               share_weight=float(cfg.share_weight))
     gold_pairs = [{"id": r["id"], "reference": r["reference"], "generated": r["sentences"], "qas": r["qas"]}
                   for r in responses]
     gold_reports = pipe.run(gold_pairs)

@@ -90,7 +90,7 @@ def run(cfg: DictConfig, run_dir: Path) -> dict:
         rep, = pipe.run([{"id": r["id"], "reference": r["document"], "generated": r["summary"]}],
                         batched=not cfg.one_at_a_time)
         rep["messages"] += [f"document: {m}" for m in notes[r["document"]]]
-        rep["response_scores"] = response_scores(rep, pipe.threshold)
+        rep["response_scores"] = response_scores(rep, pipe.threshold, pipe.share_weight)
         reports.append(rep)
         predictions.append({"id": r["id"], "group": r["group"], "target": r["target"], "status": rep["status"],
                             "n_qas": rep["n_qas"], **rep["response_scores"],

@@ -90,7 +90,8 @@ def test_report_localizes_the_unsupported_answer_and_scores_the_pair():
     assert rep["unsupported"] == [{"sentence": 0, "predicate_index": 1, "predicate": "arrested",
                                    "question": "Where did someone arrest someone?", "answer": "in Cork",
                                    "answer_span": [4, 6], "score": 0.25}]
-    assert (rep["n_qas"], rep["n_supported"], rep["score"], rep["status"]) == (2, 1, 0.5, "ok")
+    assert (rep["n_qas"], rep["n_supported"], rep["share"], rep["status"]) == (2, 1, 0.5, "ok")
+    assert rep["score"] == pytest.approx(0.7 * 0.5 + 0.3 * 0.25)  # share_min: the share mixed with the lowest P
     # the second sentence's parser output does not decode: said, not dropped
     assert s1["predicates"][0]["status"] in ("undecodable", "no_qas")
     assert any("smiled" in m for m in rep["messages"])
@@ -306,7 +307,9 @@ def test_the_response_score_is_a_choice_and_the_share_stays_beside_it():
     (rep,) = pipe.run([{"id": "p", "reference": REFERENCE, "generated": GENERATED}])
     qas = [q["score"] for s in rep["sentences"] for p in s["predicates"] for q in p["qas"] if q["score"] is not None]
     assert rep["share"] == 0.5 and rep["score"] == min(qas) == 0.25
-    assert response_scores(rep, 0.5)["share"] == rep["share"] and response_scores(rep, 0.5)["mean_p"] == sum(qas) / 2
+    every = response_scores(rep, 0.5, 0.7)
+    assert every["share"] == rep["share"] and every["mean_p"] == sum(qas) / 2
+    assert every["share_min"] == pytest.approx(0.7 * 0.5 + 0.3 * 0.25)
     (empty,) = pipe.run([{"id": "e", "reference": REFERENCE, "generated": "Blue skies ."}])
     assert empty["score"] is None and empty["share"] is None
     with pytest.raises(ValueError, match="response_score='median'"):

@@ -44,16 +44,16 @@ class _Slot:
 
 class ConsistencyPipeline:
     def __init__(self, scorer, parser=None, detector=None, threshold: float = 0.5, copulas: bool = True,
-                 lexicon=None, response_score: str = "share"):
+                 lexicon=None, response_score: str = "share_min", share_weight: float = 0.7):
         """copulas: add the copular facts of every sentence the pipeline parses (models/consistency/copula.py:
         "Who is an actor? Andrew Shue"), from the verb-form table `lexicon` (default: the
         detector's); False leaves them out. response_score: what a report's `score` is, one of
         models/consistency/response_score.py's RESPONSE_SCORES (`share`, the share of supported QAs, is in every
-        report as its own field too)."""
+        report as its own field too); share_weight: share_min's weight of the share."""
         if response_score not in RESPONSE_SCORES:
             raise ValueError(f"response_score={response_score!r}: give one of {RESPONSE_SCORES}")
         self.scorer, self.parser, self.detector, self.threshold = scorer, parser, detector, float(threshold)
-        self.response_score = response_score
+        self.response_score, self.share_weight = response_score, float(share_weight)
         if copulas and lexicon is None and getattr(detector, "verb_forms", None) is not None:
             lexicon = Lexicon.from_lemmas(detector.verb_forms.verbal)
         self.copulas = lexicon if copulas else None
@@ -62,7 +62,8 @@ class ConsistencyPipeline:
     def from_pretrained(cls, classifier: str, parser: str | None = None, detector: str | None = None,
                         device: str | None = None, batch_size: int = 32, threshold: float | str = 0.5,
                         copulas: bool = True, lexicon=None, precision: str = "fp32",
-                        reference_scope: str = "all", reference_cache: str | None = None, response_score: str = "share"):
+                        reference_scope: str = "all", reference_cache: str | None = None, response_score: str = "share_min",
+                        share_weight: float = 0.7):
         """Load the published checkpoints by folder or Hub id. threshold: a number, or "dev" for
         the threshold the classifier's cross-validation chose (saved with it). precision: fp32 (the
         exact path), bf16 / int8 for the detectors, parsers and embedders, or auto (bf16 where it is
@@ -84,7 +85,8 @@ class ConsistencyPipeline:
             qa_parser = load_parser(parser, batch_size=batch_size, device=device)
         if detector:
             det = PredicateDetector.from_pretrained(detector, device=device, batch_size=batch_size)
-        pipe = cls(scorer, qa_parser, det, float(threshold), copulas=copulas, lexicon=lexicon, response_score=response_score)
+        pipe = cls(scorer, qa_parser, det, float(threshold), copulas=copulas, lexicon=lexicon, response_score=response_score,
+                   share_weight=share_weight)
         if resolve_precision(precision) != "fp32":
             use_precision(pipe, precision)
         use_reference_scope(pipe, reference_scope)
@@ -335,4 +337,4 @@ class ConsistencyPipeline:
                                            "score": qa["score"]})
         rep["n_supported"] = sum(qa["supported"] for _, _, qa in qas)
         rep["share"] = rep["n_supported"] / rep["n_qas"]
-        rep["score"] = response_scores(rep, self.threshold)[self.response_score]
+        rep["score"] = response_scores(rep, self.threshold, self.share_weight)[self.response_score]
