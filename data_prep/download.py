@@ -12,6 +12,10 @@ the right checksum are skipped, so a second run fetches nothing.
 An archive member with `convert` is not a copy: data_prep.chatprotect.release_jsonl makes it from the release
 folders it names (ChatProtect's pair files become JSONL), read from the archive in one pass; its sha256 is that of
 the offline copy. A member that fails is named and refused; the others are still written.
+
+A file with `parts` (SummEdits' evaluation.jsonl) is made by data_prep.summedits.release_jsonl from several
+files of the release (src with `{part}` filled in per part), fetched to `raw_dir` and always deleted again
+(whatever keep_archives says): they hold the benchmark's test split, which is never kept.
 """
 from __future__ import annotations
 
@@ -26,13 +30,14 @@ import zipfile
 from collections import Counter
 from contextlib import contextmanager
 from pathlib import Path
+from urllib.parse import urlsplit
 
 import hydra
 import requests
 from omegaconf import DictConfig
 from tqdm import tqdm
 
-from data_prep import chatprotect
+from data_prep import chatprotect, summedits
 from data_prep.checksums import sha256_of
 from data_prep.records import DataFormatError
 
@@ -268,6 +273,40 @@ def fetch_archive(url: str, entry: DictConfig, data_dir: Path, sums: Checksums, 
     return status
 
 
+def fetch_parts(url: str, entry: DictConfig, data_dir: Path, sums: Checksums, cfg: DictConfig) -> dict[str, str]:
+    """Make entry.dst from the release files `url` names with {part} filled in (data_prep.summedits.release_jsonl).
+    The fetched files hold SummEdits' test split: they are deleted however this ends (written, refused,
+    interrupted), with any .part, and keep_archives does not keep them; only the evaluation split is written."""
+    expected = sums.expected(entry.sha256, entry.dst)
+    digest = present_digest(data_dir / entry.dst, expected)
+    if digest is None:
+        raw_dir = data_dir / entry.raw_dir
+        try:
+            files, names = {}, {}
+            for part in entry.parts:
+                part_url = url.format(part=part)
+                raw = raw_dir / Path(urlsplit(part_url).path).name
+                if not raw.exists():  # one put there by hand is used (and deleted like the others)
+                    fetch(part_url, raw, None, cfg)
+                files[part], names[part] = raw.read_bytes(), part_url
+            dst = data_dir / entry.dst
+            dst.parent.mkdir(parents=True, exist_ok=True)
+            tmp = dst.with_name(dst.name + ".part")
+            try:
+                tmp.write_bytes(summedits.release_jsonl(files, list(entry.parts), names))
+            except DataFormatError as e:
+                raise DownloadError(f"{entry.dst}: {e}: refused, nothing written to {dst.resolve()}") from None
+            digest = install(tmp, dst, expected, f"{entry.dst} made from {url}")
+        finally:
+            shutil.rmtree(raw_dir, ignore_errors=True)  # the test split goes with them, even on failure
+        status = "downloaded"
+    else:
+        status = "present"
+    if not entry.sha256:
+        sums.pin(entry.dst, digest)
+    return {entry.dst: status}
+
+
 def check_sources(cfg: DictConfig) -> None:
     for source in cfg.sources:
         if source not in cfg.releases:
@@ -286,7 +325,7 @@ def download(cfg: DictConfig) -> dict[str, str]:
         release = cfg.releases[source]
         for entry in release.files:
             url = f"{release.base_url}/{entry.src}"
-            get = fetch_archive if "members" in entry else fetch_file
+            get = fetch_archive if "members" in entry else fetch_parts if "parts" in entry else fetch_file
             status.update(get(url, entry, data_dir, sums, cfg))
     return status
 

@@ -5,7 +5,9 @@ a full download into the build layout, a second run that fetches nothing, resume
 
 ChatProtect is served as GitHub serves it, one archive of the release's tree, made from
 tests/fixtures/chatprotect (a few of its files, in its own layout): the JSONL made from it must be the
-offline copy's lines for the pairs the fixture holds, byte for byte."""
+offline copy's lines for the pairs the fixture holds, byte for byte. SummEdits is served as its release's
+per-domain files, from tests/fixtures/summedits (rows of both splits): only the evaluation rows come out, in
+the offline copy's format, and the fetched domain files (which hold the test split) are never kept."""
 from __future__ import annotations
 
 import gzip
@@ -53,6 +55,13 @@ CHATPROTECT_IDS = {
     ] for q in qs],
 }
 CHATPROTECT_TEST = "chatprotect/chatgpt.test.jsonl"
+# SummEdits is served as the release's per-domain files, from tests/fixtures/summedits (see its FIXTURE.md):
+# its evaluation rows, in domain then file order, are what evaluation.jsonl must hold; its test rows never.
+SUMMEDITS_FIXTURE = Path(__file__).resolve().parent / "fixtures" / "summedits"
+SUMMEDITS = "summedits/evaluation.jsonl"
+SUMMEDITS_IDS = ["podcast-madeup_podcast_0", "podcast-madeup_podcast_2", "samsum-samsum_train_13731241_og",
+                 "samsum-samsum_train_13731241_0", "scitldr-B1gtK0NKwr_0"]  # the last three: real rows
+SUMMEDITS_MISSING = "data/summedits/summedits_scitldr.json"
 CHATPROTECT_TEST_PAIR = ("test/test/sentences/chatgpt/Please_tell_me_about_BaileyThompson_House/m3/0_1_0.txt")
 CHATPROTECT_ANNOTATION = "annotations/popqa/llama-2-70b-chat/reconciled/popqa.json"
 
@@ -118,6 +127,20 @@ def mirror(data_dir, tmp_path_factory):
         for i, entry in enumerate(release.files):
             served = root / url_path(cfg, entry.dst).lstrip("/")
             served.parent.mkdir(parents=True, exist_ok=True)
+            if "parts" in entry:  # SummEdits: the fixture's domain files; the output's sha256 that of its rows
+                for variant in ("gh", "gh-missing"):  # and the release with one domain file missing
+                    for f in sorted(SUMMEDITS_FIXTURE.rglob("*")):
+                        rel = f.relative_to(SUMMEDITS_FIXTURE).as_posix()
+                        if f.is_dir() or f.name == "FIXTURE.md" or (variant != "gh" and rel == SUMMEDITS_MISSING):
+                            continue
+                        path = root / variant / urlparse(f"{release.base_url}/{rel}").path.lstrip("/").split("/", 1)[1]
+                        if path.exists():  # LICENSE.txt: already served from the offline copy
+                            continue
+                        path.parent.mkdir(parents=True, exist_ok=True)
+                        path.write_bytes(f.read_bytes())
+                overrides.append(f"releases.{name}.files.{i}.sha256="
+                                 + hashlib.sha256(summedits_expected(data_dir)).hexdigest())
+                continue
             if entry.get("root"):  # ChatProtect: the fixture's tree, and each output as the offline copy's lines
                 write_archive(served, chatprotect_tree(entry.root))
                 for j, m in enumerate(entry.members):
@@ -159,6 +182,26 @@ def offline_lines(data_dir: Path, dst: str) -> bytes:
     return "".join(lines[i] for i in CHATPROTECT_IDS[dst]).encode("utf-8")
 
 
+def summedits_raw_rows() -> list[tuple[str, dict]]:
+    """(domain, row) of every row of the fixture's domain files, both splits, in the output's order."""
+    domains = ["ectsum", "news", "podcast", "qmsumm", "sales_call", "sales_email", "samsum", "scitldr"]
+    return [(d, r) for d in domains for r in json.loads(
+        (SUMMEDITS_FIXTURE / f"data/summedits/summedits_{d}.json").read_text(encoding="utf-8"))]
+
+
+def summedits_expected(data_dir: Path) -> bytes:
+    """The fixture's evaluation rows as evaluation.jsonl holds them: for real rows, the offline copy's lines."""
+    offline = {json.loads(line)["id"]: line
+               for line in (data_dir / SUMMEDITS).read_text(encoding="utf-8").splitlines(True)}
+    lines = []
+    for domain, r in summedits_raw_rows():
+        if r["split"] == "evaluation":
+            row_id = f"{domain}-{r['id']}"
+            lines.append(offline.get(row_id) or json.dumps({"id": row_id, "domain": domain, **{
+                k: r[k] for k in ("doc", "summary", "label", "original_summary", "edit_types")}}) + "\n")
+    return "".join(lines).encode("ascii")
+
+
 @pytest.fixture(scope="module")
 def server(mirror):
     with run_file_server(mirror[0]) as (base, state):
@@ -186,7 +229,7 @@ def test_full_download_lands_in_the_build_layout(downloaded, data_dir):
     out, status, cfg = downloaded
     assert set(status.values()) == {"downloaded"}
     for dst in status:
-        if dst in CHATPROTECT_IDS:  # the fixture's pairs alone: test_chatprotect_pairs_are_the_offline_copys
+        if dst in CHATPROTECT_IDS or dst == SUMMEDITS:  # the fixtures' rows alone: tested below
             continue
         if (data_dir / dst).exists():  # every file of the offline copy, byte for byte
             assert sha256(out / dst) == sha256(data_dir / dst), dst
@@ -359,3 +402,70 @@ def test_chatprotect_cut_download_resumes(cfg_for, server, tmp_path, data_dir, r
     ranges = [r for _, p, r in server[1].requests if p == path]
     assert len(ranges) == 2 and ranges[0] is None and ranges[1].startswith("bytes=")
     assert (tmp_path / CHATPROTECT_TEST).read_bytes() == offline_lines(data_dir, CHATPROTECT_TEST)
+
+
+def test_summedits_is_the_evaluation_split_only(downloaded, data_dir):
+    """The fixture's evaluation rows, in the offline copy's format (its own lines for the real rows); no test row,
+    and no domain file (they hold the test split) left behind."""
+    out, status, _ = downloaded
+    assert status[SUMMEDITS] == status["summedits/LICENSE"] == "downloaded"
+    assert sha256(out / "summedits/LICENSE") == sha256(data_dir / "summedits/LICENSE")
+    made = (out / SUMMEDITS).read_bytes()
+    assert made == summedits_expected(data_dir)
+    rows = [json.loads(line) for line in made.decode("ascii").splitlines()]
+    assert [r["id"] for r in rows] == SUMMEDITS_IDS
+    assert {r["label"] for r in rows} == {0, 1}
+    test_ids = [f"{d}-{r['id']}" for d, r in summedits_raw_rows() if r["split"] == "test"]
+    assert len(test_ids) == 7 and not set(test_ids) & {r["id"] for r in rows}
+    assert not (out / ".downloads/summedits").exists()
+
+
+def test_summedits_domain_files_are_deleted_even_with_keep_archives(cfg_for, tmp_path):
+    status = download(cfg_for(tmp_path, "sources=[summedits]", "keep_archives=true"))
+    assert status == {"summedits/LICENSE": "downloaded", SUMMEDITS: "downloaded"}
+    files = {p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*") if p.is_file()}
+    assert files == {"summedits/LICENSE", SUMMEDITS}  # no domain file, no .part: the test split is not kept
+    assert not (tmp_path / ".downloads/summedits").exists()
+
+
+def test_summedits_corrupt_file_is_refused_naming_it(cfg_for, server, tmp_path):
+    cfg = cfg_for(tmp_path, "sources=[summedits]")
+    path = urlparse(cfg.releases.summedits.base_url).path + "/data/summedits/summedits_samsum.json"
+    server[1].faults[path] = ["corrupt"]
+    with pytest.raises(DownloadError) as e:
+        download(cfg)
+    assert f"{SUMMEDITS}: " in str(e.value) and "summedits_samsum.json: not valid JSON" in str(e.value)
+    assert not (tmp_path / SUMMEDITS).exists() and not (tmp_path / (SUMMEDITS + ".part")).exists()
+    assert not (tmp_path / ".downloads/summedits").exists()  # the fetched domain files are gone all the same
+    assert download(cfg_for(tmp_path, "sources=[summedits]"))[SUMMEDITS] == "downloaded"  # a rerun makes it
+
+
+def test_summedits_missing_file_is_refused_naming_it(cfg_for, tmp_path):
+    cfg = cfg_for(tmp_path, "sources=[summedits]", "releases.summedits.base_url="
+                  "${mirrors.github_raw}-missing/salesforce/factualNLG/${commits.summedits}")
+    with pytest.raises(DownloadError) as e:
+        download(cfg)
+    assert f"{cfg.releases.summedits.base_url}/{SUMMEDITS_MISSING}: HTTP 404" in str(e.value)
+    assert not (tmp_path / SUMMEDITS).exists() and not (tmp_path / ".downloads/summedits").exists()
+
+
+def test_summedits_checksum_mismatch_is_refused(cfg_for, tmp_path):
+    cfg = cfg_for(tmp_path, "sources=[summedits]", "releases.summedits.files.1.sha256=" + "0" * 64)
+    with pytest.raises(DownloadError, match="expected " + "0" * 64 + ": refused"):
+        download(cfg)
+    assert not (tmp_path / SUMMEDITS).exists() and not (tmp_path / ".downloads/summedits").exists()
+
+
+def test_summedits_converter_keeps_evaluation_rows_and_refuses_unknown_splits():
+    from data_prep.records import DataFormatError
+    from data_prep.summedits import release_jsonl
+    row = {"id": "a", "doc": "d", "summary": "s", "label": 1, "original_summary": "s", "edit_types": [], "split": "test"}
+    files = {"news": json.dumps([row, {**row, "id": "b", "split": "evaluation"}]).encode()}
+    assert [json.loads(line)["id"] for line in release_jsonl(files, ["news"]).splitlines()] == ["news-b"]
+    assert release_jsonl({"news": json.dumps([row]).encode()}, ["news"]) == b""
+    with pytest.raises(DataFormatError, match="x.json: row 0 has split 'train'"):
+        release_jsonl({"news": json.dumps([{**row, "split": "train"}]).encode()}, ["news"], {"news": "x.json"})
+    with pytest.raises(DataFormatError, match="row 0 lacks split"):
+        release_jsonl({"news": json.dumps([{k: v for k, v in row.items() if k != "split"}]).encode()}, ["news"])
+    with pytest.raises(DataFormatError, match="ectsum: not in the release"):
+        release_jsonl(files, ["news", "ectsum"])
