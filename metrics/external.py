@@ -27,7 +27,7 @@ def binary_table(groups: Sequence[str], gold: Sequence[float], scores: Sequence[
                      "auc": roc_auc([gold[i] for i in idx], [scores[i] for i in idx]),
                      "threshold": t, "n": len(idx), "positives": sum(gold[i] for i in idx)}
     aucs = [r["auc"] for r in out.values() if r["auc"] is not None]
-    return {"domains": out, "mean_bacc": float(np.mean([r["bacc"] for r in out.values()])),
+    return {"domains": out, "mean_bacc": float(np.mean([r["bacc"] for r in out.values()])) if out else None,
             "mean_auc": float(np.mean(aucs)) if aucs else None}
 
 

@@ -110,6 +110,7 @@ def external_figures(m: dict) -> dict:
     BAcc / AUC of the response score, and the word-overlap baseline's means."""
     base = m["baseline_word_overlap"]
     return {"split": m["split"], "score": m["score"], "mean_bacc": m["mean_bacc"], "mean_auc": m["mean_auc"],
+            "records": m["records"], "unscored": m["unscored"],
             "domains": {d: {"bacc": r["bacc"], "auc": r["auc"]} for d, r in m["domains"].items()},
             "word_overlap": {"mean_bacc": base["mean_bacc"], "mean_auc": base["mean_auc"]}}
 

@@ -55,6 +55,8 @@ def test_each_domain_is_scored_at_the_threshold_of_the_other_domains():
     s = score_table(groups, [0.1, 0.2, 0.3, 0.4] * 2, [1, 2, 3, 4, 4, 3, 2, 1])
     assert s["domains"]["a"]["pearson"] == pytest.approx(1.0) and s["domains"]["b"]["spearman"] == pytest.approx(-1.0)
     assert s["mean_pearson"] == pytest.approx(0.0)
+    # nothing scored (every summary without a QA): no figure rather than NaN, which JSON cannot hold
+    assert binary_table([], [], []) == {"domains": {}, "mean_bacc": None, "mean_auc": None}
 
 
 def test_word_overlap_and_the_notes_on_a_documents_layout():
