@@ -7,7 +7,7 @@ import json
 import math
 from pathlib import Path
 
-from data_prep.records import DataFormatError
+from data_prep.records import DataFormatError, text_lines
 
 TARGETS = ("binary", "score")
 
@@ -30,10 +30,8 @@ def read_external(path: str | Path, fields: dict, target: str, limit: int | None
     path = Path(path)
     if target not in TARGETS:
         raise DataFormatError(f"benchmark target {target!r}: give one of {TARGETS}")
-    if not path.exists():
-        raise DataFormatError(f"{path}: no such file")
     rows, problems, seen = [], [], {}
-    for lineno, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+    for lineno, line in text_lines(path):  # a missing file or bad UTF-8 is an error naming the file
         if not line.strip():
             continue
         where = f"{path}:{lineno}"
