@@ -102,7 +102,7 @@ def test_a_dry_run_with_never_names_what_it_would_remove_lists_every_stage_and_c
     table = done.stdout.split("Job stats:")[1].split("total")[0].splitlines()[3:]  # the rows after the header
     jobs = dict(line.split()[:2] for line in table if line.strip())
     assert jobs == {"all": "1", "build_data": "1", "parser": "1", "detector": "1", "entailment": "1", "encoder": "2",
-                    "contradiction": "1", "evaluate": "6", "encoder_seed": "2", "contradiction_seed": "1",
+                    "contradiction": "1", "evaluate": "7", "encoder_seed": "2", "contradiction_seed": "1",
                     "evaluate_seed": "1", "contradiction_ensemble": "1", "evaluate_ensemble": "1",
                     "contradiction_seeds": "1", "manifest": "1"}, done.stdout[-3000:]
     after = sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if ".inputs" not in p.parts)
