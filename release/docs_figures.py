@@ -27,18 +27,9 @@ def begin(family: str) -> str:
 
 
 def stage_command(m: dict, name: str) -> str:
-    """A stage's command as a reader runs it from the release folder: `python`, no machine paths, no
-    options that only place the release's folders (paths.*, progress)."""
-    data_dir = (m.get("data_dir") or "").rstrip("/")
-    out = []
-    for i, tok in enumerate(shlex.split(m["stages"][name]["command"])):
-        if i == 0:
-            out.append("python")
-        elif tok.startswith(("paths.", "progress=")):
-            continue
-        else:
-            out.append(tok.replace(data_dir + "/", "$QASEM_DATA_DIR/") if data_dir else tok)
-    return " ".join(out)
+    """A stage's command as a reader runs it from the release folder (the manifest records it portable:
+    release/manifest.py), without the options that only place the release's folders (paths.*, progress)."""
+    return " ".join(tok for tok in shlex.split(m["stages"][name]["command"]) if not tok.startswith(("paths.", "progress=")))
 
 
 def source(m: dict) -> str:

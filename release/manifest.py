@@ -128,11 +128,26 @@ def elapsed(stages: dict) -> float | None:
     return round(max(end for end, _ in spans) - min(end - wall for end, wall in spans), 1) if spans else None
 
 
+DATA_VARIABLE = "$QASEM_DATA_DIR"
+
+
+def portable(text: str | None, data_dir: str | Path) -> str | None:
+    """A stage's command or config as a reader runs it anywhere: the interpreter as `python` and the data folder
+    as $QASEM_DATA_DIR (the stages already name the release's own folders relative to it)."""
+    if text is None:
+        return None
+    first, sep, rest = text.partition(" ")
+    if first.endswith(("/python", "/python3")) or os.path.basename(first).startswith("python"):
+        text = "python" + sep + rest
+    return text.replace(str(data_dir).rstrip("/"), DATA_VARIABLE)
+
+
 def build_manifest(release: Path, profile: str, data_dir: Path, repo: Path) -> dict:
     stages = {}
     for path in sorted((release / STAGES_DIR).glob("*.json")):
         s = json.loads(path.read_text())
-        stages[path.stem] = {k: s.get(k) for k in ("command", "config", "wall_s", "peak_rss_mb", "finished")}
+        stages[path.stem] = {k: portable(s.get(k), data_dir) if k in ("command", "config") else s.get(k)
+                             for k in ("command", "config", "wall_s", "peak_rss_mb", "finished")}
     models, seeds = {}, seeds_summary(release)
     folders = dict(MODEL_FOLDERS)
     if seeds:  # the shipped contradiction scorer is the seeds' ensemble (their mean P; train/contradiction/seed_ensemble.py)
@@ -142,7 +157,7 @@ def build_manifest(release: Path, profile: str, data_dir: Path, repo: Path) -> d
         models[name] = {"path": folder, "files": {rel: {"sha256": e["sha256"], "size": e["size"]}
                                                   for rel, e in files.items() if rel.startswith(folder + "/")}}
     return {"profile": profile, "date": time.strftime("%Y-%m-%d"), "elapsed_s": elapsed(stages), "machine": machine(), "git_commit": git_commit(repo),
-            "versions": versions(), "data_dir": str(data_dir), "data_sha256": data_files(data_dir),
+            "versions": versions(), "data_dir": DATA_VARIABLE, "data_sha256": data_files(data_dir),
             "stages": stages, "wall_s_total": round(sum(s["wall_s"] or 0 for s in stages.values()), 1),
             "models": models, "metrics": test_metrics(release),
             "metrics_source": {"parser": "eval/parser (QA-SRL GS and QANom test, UA / LA F1, IOU >= 0.3)",

@@ -38,3 +38,20 @@ def test_a_changed_figure_is_caught_on_every_page_that_shows_it(tmp_path):
     for page in ("README.md", "docs/results.md", "docs/contradiction.md", "docs/parser.md"):
         assert page in done.stderr, done.stderr
     assert "docs/entailment.md" not in done.stderr and "docs/scoring.md" not in done.stderr
+
+
+def test_a_manifest_names_no_machine_path():
+    """Stage commands and configs as a reader runs them: `python -m ...`, the data folder as $QASEM_DATA_DIR."""
+    import json
+
+    from release.manifest import portable
+
+    assert portable("/x/.venv/bin/python -m train.parser paths.data_dir=/d/data a=/d/data/chatprotect/f.jsonl",
+                    "/d/data/") == "python -m train.parser paths.data_dir=$QASEM_DATA_DIR a=$QASEM_DATA_DIR/chatprotect/f.jsonl"
+    for path in sorted((ROOT / "docs" / "results").glob("*.json")):
+        m = json.loads(path.read_text())
+        assert m.get("data_dir", "$QASEM_DATA_DIR") == "$QASEM_DATA_DIR", path
+        for name, stage in m.get("stages", {}).items():
+            assert stage["command"].startswith("python -m "), (path, name)
+            assert not any(p in stage["command"] + (stage.get("config") or "") for p in ("/home/", "/root/", "/work/",
+                                                                                      "/tmp/", "/.venv/")), (path, name)
