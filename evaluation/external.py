@@ -27,7 +27,7 @@ from data_prep.external import read_external
 from data_prep.records import DataFormatError
 from metrics.external import benchmark_table
 from models.consistency.response_score import RESPONSE_SCORES, response_scores
-from models.entailment.features import STOPWORDS, content_words
+from models.entailment.features import content_words
 from models.progress import progress, run_with_summary
 from models.text import as_tokens, layout_notes
 
@@ -41,7 +41,7 @@ class InputError(ValueError):
 def word_overlap(document: str, summary: str) -> float:
     """The share of the summary's content words (no stopwords, no punctuation) found in the document."""
     doc = set(content_words(as_tokens(document), drop_stopwords=True))
-    words = [w for w in content_words(as_tokens(summary), drop_stopwords=True) if w not in STOPWORDS]
+    words = content_words(as_tokens(summary), drop_stopwords=True)
     return sum(w in doc for w in words) / len(words) if words else 1.0
 
 
@@ -63,9 +63,9 @@ def tables(rows: list[dict], predictions: list[dict], target: str, headline: str
         return {**benchmark_table(target, [r["group"] for r, _ in kept], [r["target"] for r, _ in kept],
                                   [p[key] for _, p in kept]), "unscored": len(rows) - len(kept)}
 
-    out = table(headline)
-    return {**out, "score": headline, "baseline_word_overlap": table("word_overlap"),
-            "response_scores": {name: table(name) for name in RESPONSE_SCORES}}
+    every = {name: table(name) for name in RESPONSE_SCORES}  # the headline is one of them
+    return {**every[headline], "score": headline, "baseline_word_overlap": table("word_overlap"),
+            "response_scores": every}
 
 
 def run(cfg: DictConfig, run_dir: Path) -> dict:

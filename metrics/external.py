@@ -14,8 +14,8 @@ from metrics.entailment import balanced_accuracy, best_bacc_threshold, correlati
 
 
 def binary_table(groups: Sequence[str], gold: Sequence[float], scores: Sequence[float]) -> dict:
-    """{domains: {NAME: {bacc, auc, threshold, n}}, mean_bacc, mean_auc}. With one group, its threshold is
-    chosen on itself (and says so: threshold_from = "itself")."""
+    """{domains: {NAME: {bacc, auc, threshold, n, positives}}, mean_bacc, mean_auc}; null means when nothing was
+    scored. With one group, its threshold is chosen on itself."""
     names = sorted(set(groups))
     gold = [int(g) for g in gold]
     out = {}

@@ -62,8 +62,8 @@ class ConsistencyPipeline:
     def from_pretrained(cls, classifier: str, parser: str | None = None, detector: str | None = None,
                         device: str | None = None, batch_size: int = 32, threshold: float | str = 0.5,
                         copulas: bool = True, lexicon=None, precision: str = "fp32",
-                        reference_scope: str = "all", reference_cache: str | None = None, response_score: str = "share_min",
-                        share_weight: float = 0.7):
+                        reference_scope: str = "all", reference_cache: str | None = None,
+                        response_score: str = "share_min", share_weight: float = 0.7):
         """Load the published checkpoints by folder or Hub id. threshold: a number, or "dev" for
         the threshold the classifier's cross-validation chose (saved with it). precision: fp32 (the
         exact path), bf16 / int8 for the detectors, parsers and embedders, or auto (bf16 where it is
@@ -85,8 +85,8 @@ class ConsistencyPipeline:
             qa_parser = load_parser(parser, batch_size=batch_size, device=device)
         if detector:
             det = PredicateDetector.from_pretrained(detector, device=device, batch_size=batch_size)
-        pipe = cls(scorer, qa_parser, det, float(threshold), copulas=copulas, lexicon=lexicon, response_score=response_score,
-                   share_weight=share_weight)
+        pipe = cls(scorer, qa_parser, det, float(threshold), copulas=copulas, lexicon=lexicon,
+                   response_score=response_score, share_weight=share_weight)
         if resolve_precision(precision) != "fp32":
             use_precision(pipe, precision)
         use_reference_scope(pipe, reference_scope)

@@ -1,6 +1,6 @@
-"""Ways to turn the P(supported) of a text's QAs into one score for the text. The pipeline's `score` is the
-share of QAs at or above the threshold (`share`); the others read the probabilities themselves, so one
-QA that the classifier is sure is wrong can weigh more than several it is unsure about."""
+"""Ways to turn the P(supported) of a text's QAs into one score for the text. `share` counts the QAs at or above
+the threshold; the others read the probabilities themselves, so one QA that the classifier is sure is wrong can
+weigh more than several it is unsure about. The pipeline's `score` is the one its `response_score` names."""
 from __future__ import annotations
 
 import numpy as np
