@@ -73,10 +73,9 @@ def edit_analysis(rows: list[dict], reports: list[dict], predictions: list[dict]
     para = {**paraphrase, "below_share": paraphrase["below"] / paraphrase["qas"] if paraphrase["qas"] else None,
             "changed_below_share": paraphrase["changed_below"] / paraphrase["changed_qas"]
             if paraphrase["changed_qas"] else None}
-    lengths = {}
+    lengths, words = {}, [len(r["document"].split()) for r in rows]
     for lo, hi in LENGTH_BINS:
-        idx = [i for i, r in enumerate(rows) if len(r["document"].split()) >= lo and (hi is None or
-                                                                                     len(r["document"].split()) < hi)]
+        idx = [i for i, n in enumerate(words) if n >= lo and (hi is None or n < hi)]
         kept = [i for i in idx if predictions[i][score] is not None]
         name = f"{lo}-{hi}" if hi else f"{lo}+"
         lengths[name] = {"n": len(idx), "auc": roc_auc([rows[i]["target"] for i in kept],
